@@ -1,0 +1,50 @@
+/**
+ * Tagged errors shared across Armature's services.
+ */
+import { Schema } from "effect"
+
+/** A tool's handler failed in an expected way; the message (then stderr, then stdout) goes to the model. */
+export class ToolFailure extends Schema.TaggedError<ToolFailure>()("ToolFailure", {
+  message: Schema.String,
+  stderr: Schema.optional(Schema.String),
+  stdout: Schema.optional(Schema.String)
+}) {}
+
+/** A tool's `validate` rejected the decoded input; the message goes to the model. */
+export class ToolValidationError extends Schema.TaggedError<ToolValidationError>()("ToolValidationError", {
+  message: Schema.String
+}) {}
+
+/** A tool with this name (or alias) is already registered. */
+export class DuplicateToolError extends Schema.TaggedError<DuplicateToolError>()("DuplicateToolError", {
+  name: Schema.String,
+  existing: Schema.String
+}) {
+  override get message(): string {
+    return `Tool name "${this.name}" is already registered (by tool "${this.existing}")`
+  }
+}
+
+/** A tool's input Schema cannot be turned into JSON Schema for the API. */
+export class ToolSchemaError extends Schema.TaggedError<ToolSchemaError>()("ToolSchemaError", {
+  tool: Schema.String,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `Tool "${this.tool}" has an input Schema that cannot produce JSON Schema: ${this.reason}`
+  }
+}
+
+/** The input given to the executor cannot be used (bad JSON, missing fields, duplicate ids, cycles). */
+export class InvalidInputError extends Schema.TaggedError<InvalidInputError>()("InvalidInputError", {
+  message: Schema.String
+}) {}
+
+/** The dependency graph of a batch has a cycle (SPEC §4.9). */
+export class DependencyCycleError extends Schema.TaggedError<DependencyCycleError>()("DependencyCycleError", {
+  cycle: Schema.Array(Schema.String)
+}) {
+  override get message(): string {
+    return `Dependency cycle between calls: ${this.cycle.join(" -> ")}`
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * The events the executor emits (SPEC §4) and the calls it accepts.
+ */
+import type { ToolResult, ToolResultContent, ToolUse } from "./Blocks.js"
+
+/** The life of a call: `queued → executing → completed → yielded` (SPEC §4.1). */
+export type CallState = "queued" | "executing" | "completed" | "yielded"
+
+/** A state transition, with milliseconds since the executor started (read from `Clock`). */
+export interface StateEvent {
+  readonly type: "state"
+  readonly tool_use_id: string
+  readonly state: CallState
+  readonly t_ms: number
+}
+
+/** A progress event, emitted at once, outside the ordering of results (SPEC §4.3). */
+export interface ProgressEvent {
+  readonly type: "progress"
+  readonly tool_use_id: string
+  readonly data: unknown
+  readonly t_ms: number
+}
+
+/** A result, yielded strictly in request order. */
+export interface ResultEvent {
+  readonly type: "tool_result"
+  readonly tool_use_id: string
+  readonly content: ToolResultContent
+  readonly is_error: boolean
+  readonly t_ms: number
+  /** False when a hook asked the turn to stop after this batch (SPEC §6 `continue: false`). */
+  readonly continue?: boolean
+  readonly stopReason?: string
+}
+
+/** Everything the executor emits. */
+export type ExecutorEvent = StateEvent | ProgressEvent | ResultEvent
+
+/**
+ * A call as the executor takes it: a tool_use block, plus, for programmatic callers only, dependencies and
+ * a resolver that builds the input from the upstream results (SPEC §4.9).
+ */
+export interface ToolCall extends ToolUse {
+  readonly depends_on?: ReadonlyArray<string>
+  readonly resolve?: (upstream: ReadonlyMap<string, ToolResult>) => unknown
+}
+
+/** Converts a result event to the tool_result block sent to the model. */
+export const toToolResult = (event: ResultEvent): ToolResult =>
+  event.is_error
+    ? { type: "tool_result", tool_use_id: event.tool_use_id, content: event.content, is_error: true }
+    : { type: "tool_result", tool_use_id: event.tool_use_id, content: event.content }

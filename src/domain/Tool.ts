@@ -1,0 +1,279 @@
+/**
+ * The tool protocol of SPEC §1: a tool is described by Schemas and built with fail-closed defaults.
+ */
+import { Data, Duration, Effect, JSONSchema, Option, type Schema } from "effect"
+import type { ResultContentBlock, ToolResultContent } from "./Blocks.js"
+import type { ToolFailure, ToolValidationError } from "./Errors.js"
+import { ToolSchemaError } from "./Errors.js"
+import { type PermissionMode, type PermissionOpinion, passthrough } from "./Permission.js"
+
+/** The categories of SPEC §1. */
+export type Category = "file" | "shell" | "search" | "network" | "agent" | "workflow" | "plan" | "mcp" | "custom"
+
+/** Where a tool comes from; built-ins sort before MCP tools in the pool (SPEC §2). */
+export type Source = "builtin" | "mcp"
+
+/** What a call touches, for conflict detection and cache invalidation (SPEC §4.9). */
+export interface Resource {
+  readonly key: string
+  readonly access: "read" | "write"
+}
+
+/** The parts of the session a context modifier may change. */
+export interface SessionContext {
+  readonly cwd: string
+}
+
+/** A change to the session context returned by a call (SPEC §4.9), e.g. Bash's `cd`. */
+export type ContextModifier = (context: SessionContext) => SessionContext
+
+/** A key into the session's state store, with its initial value. */
+export interface StateKey<A> {
+  readonly key: string
+  readonly initial: A
+}
+
+/** Makes a session state key. */
+export const stateKey = <A>(key: string, initial: A): StateKey<A> => ({ key, initial })
+
+/** Session state shared by the calls of one session (todos, file-state cache, background shells …). */
+export interface SessionState {
+  readonly get: <A>(key: StateKey<A>) => Effect.Effect<A>
+  readonly set: <A>(key: StateKey<A>, value: A) => Effect.Effect<void>
+  readonly modify: <A, B>(key: StateKey<A>, f: (a: A) => readonly [B, A]) => Effect.Effect<B>
+}
+
+/** Makes an in-memory session state store. */
+export const makeSessionState: Effect.Effect<SessionState> = Effect.sync(() => {
+  const store = new Map<string, unknown>()
+  const read = <A>(key: StateKey<A>): A => (store.has(key.key) ? (store.get(key.key) as A) : key.initial)
+  return {
+    get: (key) => Effect.sync(() => read(key)),
+    set: (key, value) =>
+      Effect.sync(() => {
+        store.set(key.key, value)
+      }),
+    modify: (key, f) =>
+      Effect.sync(() => {
+        const [b, a] = f(read(key))
+        store.set(key.key, a)
+        return b
+      })
+  }
+})
+
+/** What a call sees of its surroundings. */
+export interface ToolContext {
+  readonly toolUseId: string
+  /** The session's working directory when the call started. */
+  readonly cwd: string
+  readonly permissionMode: PermissionMode
+  /** Emits a progress event at once, outside the ordering of results (SPEC §4.3). */
+  readonly progress: (data: unknown) => Effect.Effect<void>
+  /** Completes when the user interrupts the turn; `"block"` tools may watch it to stop early by choice. */
+  readonly interrupted: Effect.Effect<void>
+  readonly state: SessionState
+}
+
+/** A call's output together with a context modifier. */
+export class WithModifier<A> extends Data.TaggedClass("WithModifier")<{
+  readonly output: A
+  readonly modifier: ContextModifier
+}> {}
+
+/** Returns `output` from a call together with a context modifier. */
+export const withModifier = <A>(output: A, modifier: ContextModifier): WithModifier<A> =>
+  new WithModifier({ output, modifier })
+
+/** True when a call returned a `WithModifier`. */
+export const isWithModifier = (u: unknown): u is WithModifier<unknown> => u instanceof WithModifier
+
+/** A tool definition with every field of SPEC §1 filled in. */
+export interface Tool<I, O> {
+  readonly name: string
+  readonly aliases: ReadonlyArray<string>
+  readonly description: string
+  readonly input: Schema.Schema<I, unknown>
+  readonly output: Schema.Schema<O, unknown>
+  readonly progress: Option.Option<Schema.Schema<unknown, unknown>>
+  readonly source: Source
+  readonly isEnabled: () => boolean
+  readonly isReadOnly: (input: I) => boolean
+  readonly isConcurrencySafe: (input: I) => boolean
+  readonly isDestructive: (input: I) => boolean
+  readonly cancelsSiblingsOnError: boolean
+  readonly interruptBehavior: "cancel" | "block"
+  readonly maxResultSizeChars: number
+  readonly shouldDefer: boolean
+  readonly alwaysLoad: boolean
+  readonly searchHint: string | undefined
+  readonly category: Category
+  readonly timeout: Option.Option<Duration.Duration>
+  readonly validate: (input: I, ctx: ToolContext) => Effect.Effect<void, ToolValidationError>
+  readonly checkPermissions: (input: I, ctx: ToolContext) => Effect.Effect<PermissionOpinion>
+  readonly resources: (input: I) => ReadonlyArray<Resource>
+  /** The main argument shown in summaries (e.g. Bash's command). */
+  readonly summarize: (input: I) => string
+  readonly call: (input: I, ctx: ToolContext) => Effect.Effect<O | WithModifier<O>, ToolFailure>
+  readonly toResult: (output: O) => ToolResultContent
+  /** The JSON Schema of `input`, computed once when the tool is made. */
+  readonly inputJsonSchema: JsonObjectSchema
+}
+
+/** Any tool, whatever its input and output types. */
+// biome-ignore lint/suspicious/noExplicitAny: tools of every input type share one registry
+export type Any = Tool<any, any>
+
+/** The JSON Schema object sent to the API as `input_schema`. */
+export interface JsonObjectSchema {
+  readonly type: "object"
+  readonly properties: Record<string, unknown>
+  readonly required?: ReadonlyArray<string>
+  readonly additionalProperties: false
+  readonly [key: string]: unknown
+}
+
+/** What a tool author writes: the required fields and any overrides of the fail-closed defaults. */
+export interface Definition<I, O, IE = unknown, OE = unknown, PA = unknown, PE = unknown> {
+  readonly name: string
+  readonly aliases?: ReadonlyArray<string>
+  readonly description: string
+  readonly input: Schema.Schema<I, IE>
+  readonly output: Schema.Schema<O, OE>
+  readonly progress?: Schema.Schema<PA, PE>
+  readonly source?: Source
+  readonly isEnabled?: () => boolean
+  readonly isReadOnly?: (input: I) => boolean
+  readonly isConcurrencySafe?: (input: I) => boolean
+  readonly isDestructive?: (input: I) => boolean
+  readonly cancelsSiblingsOnError?: boolean
+  readonly interruptBehavior?: "cancel" | "block"
+  readonly maxResultSizeChars?: number
+  readonly shouldDefer?: boolean
+  readonly alwaysLoad?: boolean
+  readonly searchHint?: string
+  readonly category?: Category
+  readonly timeout?: Duration.DurationInput
+  readonly validate?: (input: I, ctx: ToolContext) => Effect.Effect<void, ToolValidationError>
+  readonly checkPermissions?: (input: I, ctx: ToolContext) => Effect.Effect<PermissionOpinion>
+  readonly resources?: (input: I) => ReadonlyArray<Resource>
+  readonly summarize?: (input: I) => string
+  readonly call: (input: I, ctx: ToolContext) => Effect.Effect<O | WithModifier<O>, ToolFailure>
+  readonly toResult?: (output: O) => ToolResultContent
+}
+
+/** The default mapping of an output to result content: strings as they are, anything else as JSON. */
+export const defaultToResult = (output: unknown): ToolResultContent => {
+  if (output === undefined || output === null) return ""
+  if (typeof output === "string") return output
+  if (Array.isArray(output) && output.every(isResultBlock)) return output as ReadonlyArray<ResultContentBlock>
+  return JSON.stringify(output, null, 2)
+}
+
+const isResultBlock = (u: unknown): boolean =>
+  typeof u === "object" &&
+  u !== null &&
+  "type" in u &&
+  (u.type === "text" || u.type === "image" || u.type === "tool_reference")
+
+const defaultSummary = (input: unknown): string => {
+  if (typeof input !== "object" || input === null) return ""
+  const first = Object.values(input).find((v) => typeof v === "string")
+  return typeof first === "string" ? first : ""
+}
+
+/**
+ * Derives the API's `input_schema` from a tool's input Schema: descriptions from annotations, `required` from
+ * non-optional fields, `additionalProperties: false`. Fails when the Schema has no JSON Schema form.
+ */
+export const jsonSchemaOf = (
+  name: string,
+  schema: Schema.Schema.AnyNoContext
+): Effect.Effect<JsonObjectSchema, ToolSchemaError> =>
+  Effect.try({
+    try: () => {
+      const definitions: Record<string, JSONSchema.JsonSchema7> = {}
+      const json = JSONSchema.fromAST(schema.ast, {
+        definitions,
+        topLevelReferenceStrategy: "skip",
+        additionalPropertiesStrategy: "strict"
+      }) as unknown as Record<string, unknown>
+      const { $schema: _ignored, ...rest } = json
+      const out: Record<string, unknown> = { ...rest }
+      if (Object.keys(definitions).length > 0) out.$defs = definitions
+      return out
+    },
+    catch: (e) => new ToolSchemaError({ tool: name, reason: e instanceof Error ? e.message : String(e) })
+  }).pipe(
+    Effect.filterOrFail(
+      (json): json is Record<string, unknown> & JsonObjectSchema =>
+        json.type === "object" && typeof json.properties === "object",
+      () => new ToolSchemaError({ tool: name, reason: "the input Schema is not an object (Schema.Struct)" })
+    ),
+    Effect.map((json) => (json.additionalProperties === false ? json : { ...json, additionalProperties: false }))
+  )
+
+/**
+ * Makes a tool from its definition, filling every omitted field with the fail-closed default of SPEC §1
+ * (writable, not concurrency-safe, not destructive, needs permission). Fails when the input Schema has no
+ * JSON Schema form, naming the tool.
+ */
+export const make = <I, O, IE = unknown, OE = unknown, PA = unknown, PE = unknown>(
+  def: Definition<I, O, IE, OE, PA, PE>
+): Effect.Effect<Tool<I, O>, ToolSchemaError> =>
+  Effect.map(jsonSchemaOf(def.name, def.input as Schema.Schema.AnyNoContext), (inputJsonSchema) => ({
+    name: def.name,
+    aliases: def.aliases ?? [],
+    description: def.description,
+    input: def.input as unknown as Schema.Schema<I, unknown>,
+    output: def.output as unknown as Schema.Schema<O, unknown>,
+    progress: Option.fromNullable(def.progress as unknown as Schema.Schema<unknown, unknown> | undefined),
+    source: def.source ?? (def.name.startsWith("mcp__") ? "mcp" : "builtin"),
+    isEnabled: def.isEnabled ?? (() => true),
+    isReadOnly: def.isReadOnly ?? (() => false),
+    isConcurrencySafe: def.isConcurrencySafe ?? (() => false),
+    isDestructive: def.isDestructive ?? (() => false),
+    cancelsSiblingsOnError: def.cancelsSiblingsOnError ?? false,
+    interruptBehavior: def.interruptBehavior ?? "block",
+    maxResultSizeChars: def.maxResultSizeChars ?? 100_000,
+    shouldDefer: def.shouldDefer ?? false,
+    alwaysLoad: def.alwaysLoad ?? false,
+    searchHint: def.searchHint,
+    category: def.category ?? (def.name.startsWith("mcp__") ? "mcp" : "custom"),
+    timeout: Option.map(Option.fromNullable(def.timeout), Duration.decode),
+    validate: def.validate ?? (() => Effect.void),
+    checkPermissions: def.checkPermissions ?? (() => Effect.succeed(passthrough)),
+    resources: def.resources ?? (() => []),
+    summarize: def.summarize ?? defaultSummary,
+    call: def.call,
+    toResult: def.toResult ?? defaultToResult,
+    inputJsonSchema
+  }))
+
+/** Evaluates a safety predicate fail-closed: a thrown defect means `false`. */
+export const safely = <I>(predicate: (input: I) => boolean, input: I): boolean => {
+  try {
+    return predicate(input) === true
+  } catch {
+    return false
+  }
+}
+
+/** The tool definition sent to the Messages API. */
+export interface ApiToolDefinition {
+  readonly name: string
+  readonly description: string
+  readonly input_schema: JsonObjectSchema
+  readonly defer_loading?: boolean
+}
+
+/** The Messages API form of a tool. */
+export const toApiDefinition = (tool: Any): ApiToolDefinition => ({
+  name: tool.name,
+  description: tool.description,
+  input_schema: tool.inputJsonSchema
+})
+
+/** The deferral rule of SPEC §8. */
+export const isDeferred = (tool: Any): boolean =>
+  tool.alwaysLoad ? false : tool.name === "ToolSearch" ? false : tool.source === "mcp" ? true : tool.shouldDefer

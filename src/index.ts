@@ -1,0 +1,20 @@
+/**
+ * Armature's public API: domain types, service ports and their layers.
+ */
+export * as Approver from "./services/Approver.js"
+export * as Blocks from "./domain/Blocks.js"
+export * as Errors from "./domain/Errors.js"
+export * as ExecutorEvent from "./domain/ExecutorEvent.js"
+export * as Hook from "./domain/Hook.js"
+export * as HookConfig from "./domain/HookConfig.js"
+export * as Hooks from "./services/Hooks.js"
+export * as Permission from "./domain/Permission.js"
+export * as PermissionPolicy from "./services/PermissionPolicy.js"
+export * as ResultStore from "./services/ResultStore.js"
+export * as Session from "./services/Session.js"
+export * as ShellAnalyzer from "./services/ShellAnalyzer.js"
+export * as Tool from "./domain/Tool.js"
+export * as ToolExecutor from "./services/ToolExecutor.js"
+export * as ToolRegistry from "./services/ToolRegistry.js"
+export * as ToolRegistryLive from "./layers/ToolRegistryLive.js"
+export * as BuiltinTools from "./layers/tools/index.js"

@@ -1,0 +1,89 @@
+/**
+ * `armature tools list|schema|search`: what the model would see.
+ */
+import { Args, Command, Options } from "@effect/cli"
+import { Console, Effect } from "effect"
+import * as Tool from "../domain/Tool.js"
+import { ToolRegistry } from "../services/ToolRegistry.js"
+import { toolsLayer } from "./Runtime.js"
+
+const cwd = Options.directory("cwd").pipe(
+  Options.withDescription("Working directory of the session (default: the current directory)"),
+  Options.withDefault(process.cwd())
+)
+
+/** The `tools` array for the Messages API, in pool order, deferred tools marked with `defer_loading`. */
+export const apiTools = Effect.gen(function* () {
+  const registry = yield* ToolRegistry
+  const pool = yield* registry.pool()
+  return pool.map((tool) =>
+    Tool.isDeferred(tool) ? { ...Tool.toApiDefinition(tool), defer_loading: true } : Tool.toApiDefinition(tool)
+  )
+})
+
+const flags = (tool: Tool.Any): string =>
+  [
+    tool.isReadOnly({}) ? "read-only" : undefined,
+    tool.isConcurrencySafe({}) ? "concurrency-safe" : undefined,
+    tool.cancelsSiblingsOnError ? "cancels-siblings" : undefined,
+    Tool.isDeferred(tool) ? "deferred" : undefined
+  ]
+    .filter((s) => s !== undefined)
+    .join(", ")
+
+const list = Command.make(
+  "list",
+  { json: Options.boolean("json").pipe(Options.withDescription("Print JSON instead of a table")), cwd },
+  ({ cwd, json }) =>
+    Effect.gen(function* () {
+      const registry = yield* ToolRegistry
+      const pool = yield* registry.pool()
+      if (json) {
+        const rows = pool.map((tool) => ({
+          name: tool.name,
+          aliases: tool.aliases,
+          category: tool.category,
+          source: tool.source,
+          deferred: Tool.isDeferred(tool),
+          interruptBehavior: tool.interruptBehavior,
+          cancelsSiblingsOnError: tool.cancelsSiblingsOnError,
+          maxResultSizeChars: Number.isFinite(tool.maxResultSizeChars) ? tool.maxResultSizeChars : null,
+          description: tool.description.split("\n")[0]
+        }))
+        yield* Console.log(JSON.stringify(rows, null, 2))
+        return
+      }
+      const width = Math.max(4, ...pool.map((t) => t.name.length))
+      yield* Console.log(`${"NAME".padEnd(width)}  ${"CATEGORY".padEnd(8)}  DESCRIPTION`)
+      for (const tool of pool) {
+        const extra = flags(tool)
+        yield* Console.log(
+          `${tool.name.padEnd(width)}  ${tool.category.padEnd(8)}  ${tool.description.split("\n")[0]}${extra ? ` [${extra}]` : ""}`
+        )
+      }
+    }).pipe(Effect.provide(toolsLayer(cwd)))
+).pipe(Command.withDescription("List the tools in the pool, in the order the model sees them"))
+
+const schema = Command.make("schema", { cwd }, ({ cwd }) =>
+  Effect.flatMap(apiTools, (tools) => Console.log(JSON.stringify(tools, null, 2))).pipe(Effect.provide(toolsLayer(cwd)))
+).pipe(Command.withDescription("Print the `tools` array for the Messages API, in pool order"))
+
+/** Placeholder target for `tools search`, replaced by ToolSearch's own query engine. */
+const search = Command.make(
+  "search",
+  { query: Args.text({ name: "query" }).pipe(Args.withDescription("A ToolSearch query: keywords or select:A,B")), cwd },
+  ({ cwd, query }) =>
+    Effect.gen(function* () {
+      const registry = yield* ToolRegistry
+      const pool = yield* registry.pool()
+      const terms = query.toLowerCase().split(/\s+/).filter(Boolean)
+      const hits = pool.filter((t) => terms.every((term) => `${t.name} ${t.description}`.toLowerCase().includes(term)))
+      yield* Console.log(hits.map((t) => t.name).join("\n"))
+    }).pipe(Effect.provide(toolsLayer(cwd)))
+).pipe(Command.withDescription("Search the tools as ToolSearch would"))
+
+/** `armature tools`. */
+export const command = Command.make("tools").pipe(
+  Command.withDescription("Inspect the tool pool"),
+  Command.withSubcommands([list, schema, search])
+)

@@ -1,0 +1,17 @@
+/**
+ * The `armature` command tree, built with @effect/cli.
+ */
+import { Command } from "@effect/cli"
+import * as ToolsCommand from "./ToolsCommand.js"
+
+/** The root command. */
+export const root = Command.make("armature").pipe(
+  Command.withDescription("Run an LLM agent's tool calls: permissions, hooks and a streaming executor"),
+  Command.withSubcommands([ToolsCommand.command])
+)
+
+/** The version printed by `--version`. */
+export const version = "0.1.0"
+
+/** Runs the CLI on argv. */
+export const run = Command.run(root, { name: "armature", version })

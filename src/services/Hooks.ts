@@ -1,0 +1,17 @@
+/**
+ * The hooks registry (SPEC §6): runs every hook matching an event and aggregates their outcomes.
+ */
+import { Context, Effect, Layer } from "effect"
+import { emptyOutcome, type HookEvent, type HookInput, type HookOutcome } from "../domain/Hook.js"
+
+/** The port. */
+export class Hooks extends Context.Tag("armature/Hooks")<
+  Hooks,
+  {
+    /** Runs the hooks of `event` that match `matchValue` (the tool name for tool events) and combines them. */
+    readonly run: (event: HookEvent, input: HookInput) => Effect.Effect<HookOutcome>
+  }
+>() {}
+
+/** No hooks at all. */
+export const none = Layer.succeed(Hooks, Hooks.of({ run: () => Effect.succeed(emptyOutcome) }))

@@ -1,0 +1,46 @@
+/**
+ * The permission pipeline's port (SPEC §5.4): decides whether a call may run, with a trace.
+ */
+import { Context, Effect, Layer } from "effect"
+import type { PermissionBehavior, PermissionDecision, PermissionMode } from "../domain/Permission.js"
+import type * as Tool from "../domain/Tool.js"
+
+/** What the policy is asked about one call. */
+export interface PermissionRequest {
+  readonly tool: Tool.Any
+  /** The decoded input (after any PreToolUse `updatedInput`). */
+  readonly input: unknown
+  readonly toolUseId: string
+  readonly context: Tool.ToolContext
+  /** A PreToolUse hook's decision, if any (allow skips steps 4–7, ask forces step 7; SPEC §5.4). */
+  readonly hookDecision?: PermissionBehavior | undefined
+}
+
+/** The port. */
+export class PermissionPolicy extends Context.Tag("armature/PermissionPolicy")<
+  PermissionPolicy,
+  {
+    readonly mode: PermissionMode
+    readonly decide: (request: PermissionRequest) => Effect.Effect<PermissionDecision>
+    /** Whether a tool is denied outright (hidden from the pool, SPEC §2). */
+    readonly isToolDenied: (tool: Tool.Any) => boolean
+  }
+>() {}
+
+/** A policy that allows every call: for tests and for applications that decide elsewhere. */
+export const allowAll = Layer.succeed(
+  PermissionPolicy,
+  PermissionPolicy.of({
+    mode: "bypassPermissions",
+    decide: () =>
+      Effect.succeed({
+        behavior: "allow",
+        message: "",
+        reason: "every call is allowed (allowAll policy)",
+        rule: null,
+        source: null,
+        trace: [{ step: "allowAll", outcome: "allow", reason: "every call is allowed (allowAll policy)" }]
+      }),
+    isToolDenied: () => false
+  })
+)

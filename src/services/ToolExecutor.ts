@@ -1,0 +1,75 @@
+/**
+ * The executor's port (SPEC §4): one engine, fed by a stream (while the model streams) or a whole batch.
+ */
+import { Context, Deferred, Effect, type Stream } from "effect"
+import type { ToolResult } from "../domain/Blocks.js"
+import type { DependencyCycleError, InvalidInputError } from "../domain/Errors.js"
+import type { ExecutorEvent, ToolCall } from "../domain/ExecutorEvent.js"
+
+/** Which error results cancel the other calls of the batch (SPEC §4.6). */
+export type CancellationPolicy = "declared" | "none" | "any-error"
+
+/** How calls are admitted: by concurrency-safety partitions, or by conflicting resources (SPEC §4.9). */
+export type Scheduling = "partition" | "resources"
+
+/** A handle to interrupt, abort or discard a running execution from outside (SPEC §4.7, §4.8). */
+export interface Control {
+  /** The user interrupt: cancels `"cancel"` calls; `"block"` calls finish. */
+  readonly interrupt: Effect.Effect<void>
+  /** The hard abort: cancels every call. */
+  readonly abort: Effect.Effect<void>
+  /** Discards the batch: nothing more is yielded, queued calls never start, running calls are interrupted. */
+  readonly discard: Effect.Effect<void>
+  readonly interrupted: Deferred.Deferred<void>
+  readonly aborted: Deferred.Deferred<void>
+  readonly discarded: Deferred.Deferred<void>
+}
+
+/** Makes a control handle. */
+export const makeControl: Effect.Effect<Control> = Effect.gen(function* () {
+  const interrupted = yield* Deferred.make<void>()
+  const aborted = yield* Deferred.make<void>()
+  const discarded = yield* Deferred.make<void>()
+  return {
+    interrupt: Deferred.succeed(interrupted, undefined).pipe(Effect.asVoid),
+    abort: Effect.all([Deferred.succeed(interrupted, undefined), Deferred.succeed(aborted, undefined)]).pipe(
+      Effect.asVoid
+    ),
+    discard: Deferred.succeed(discarded, undefined).pipe(Effect.asVoid),
+    interrupted,
+    aborted,
+    discarded
+  }
+})
+
+/** Per-execution options; omitted ones come from the executor's configuration. */
+export interface ExecuteOptions {
+  readonly maxConcurrency?: number | undefined
+  readonly cancellation?: CancellationPolicy | undefined
+  readonly scheduling?: Scheduling | undefined
+  readonly control?: Control | undefined
+  /** Names of deferred tools the model has discovered (their full schema was sent; SPEC §3 step 3). */
+  readonly discovered?: ReadonlySet<string> | undefined
+}
+
+/** The port. */
+export class ToolExecutor extends Context.Tag("armature/ToolExecutor")<
+  ToolExecutor,
+  {
+    /** Starts calls as they arrive; emits state, progress and (in request order) result events. */
+    readonly execute: <E>(
+      calls: Stream.Stream<ToolCall, E>,
+      options?: ExecuteOptions
+    ) => Stream.Stream<ExecutorEvent, E | InvalidInputError | DependencyCycleError>
+    /** The same engine fed a whole batch at once. */
+    readonly runBatch: (
+      calls: ReadonlyArray<ToolCall>,
+      options?: ExecuteOptions
+    ) => Stream.Stream<ExecutorEvent, InvalidInputError | DependencyCycleError>
+    /** Runs a batch and collects its results in request order. */
+    readonly runBatchCollect: (
+      calls: ReadonlyArray<ToolCall>,
+      options?: ExecuteOptions
+    ) => Effect.Effect<ReadonlyArray<ToolResult>, InvalidInputError | DependencyCycleError>
+  }
+>() {}

@@ -1,0 +1,42 @@
+/**
+ * The registry of tools by name and alias, and the pool assembly of SPEC §2.
+ */
+import { Context, type Effect, type Option, type Scope, type Stream } from "effect"
+import type { DuplicateToolError } from "../domain/Errors.js"
+import type * as Tool from "../domain/Tool.js"
+
+/** Which tool set the pool keeps: all tools, or only Bash, Read and Edit. */
+export type ToolSet = "full" | "simple"
+
+/** Options for assembling the pool sent to the model. */
+export interface PoolOptions {
+  readonly toolSet?: ToolSet | undefined
+  /** The whole-tool deny hook point: a tool denied outright is never shown (SPEC §5.1). */
+  readonly isDenied?: ((tool: Tool.Any) => boolean) | undefined
+}
+
+/** A change of the registry's contents, for listeners such as ToolSearch or the agent loop. */
+export type RegistryChange =
+  | { readonly _tag: "Registered"; readonly name: string }
+  | { readonly _tag: "Unregistered"; readonly name: string }
+
+/** The port: a registry of tools that changes at run time. */
+export class ToolRegistry extends Context.Tag("armature/ToolRegistry")<
+  ToolRegistry,
+  {
+    /** Adds a tool; a name or alias already used by a tool of the same source fails. */
+    readonly register: (tool: Tool.Any) => Effect.Effect<void, DuplicateToolError>
+    /** Adds a tool for the life of the current scope. */
+    readonly registerScoped: (tool: Tool.Any) => Effect.Effect<void, DuplicateToolError, Scope.Scope>
+    /** Removes a tool by name; true when it was there. */
+    readonly unregister: (name: string) => Effect.Effect<boolean>
+    /** Finds a tool by name, then by alias; built-ins win name clashes with MCP tools. */
+    readonly lookup: (name: string) => Effect.Effect<Option.Option<Tool.Any>>
+    /** Every registered tool, in pool order, with no filtering. */
+    readonly all: Effect.Effect<ReadonlyArray<Tool.Any>>
+    /** The pool sent to the model (SPEC §2). */
+    readonly pool: (options?: PoolOptions) => Effect.Effect<ReadonlyArray<Tool.Any>>
+    /** Registry changes as they happen. */
+    readonly changes: Stream.Stream<RegistryChange>
+  }
+>() {}
