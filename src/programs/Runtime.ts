@@ -1,11 +1,122 @@
 /**
- * The layers the CLI programs run on: the registry with the built-in tools, and a session.
+ * The layers the CLI programs run on, composed from options shared by `exec`, `run`, `mcp serve` and
+ * `permissions check`: session, settings, shell analyzer, permission policy, hooks, approver, result store, the
+ * registry with the built-in tools, and the executor.
  */
-import { Layer } from "effect"
+import { Options } from "@effect/cli"
+import { NodeContext } from "@effect/platform-node"
+import { Effect, Layer, Option } from "effect"
+import { permissionModes } from "../domain/Permission.js"
+import type { SettingSourceKind } from "../domain/Settings.js"
+import * as FsResultStore from "../layers/FsResultStore.js"
+import * as HooksLive from "../layers/HooksLive.js"
+import * as RulePermissionPolicy from "../layers/RulePermissionPolicy.js"
+import * as SettingsLoader from "../layers/SettingsLoader.js"
+import * as StreamingExecutor from "../layers/StreamingExecutor.js"
+import * as TerminalApprover from "../layers/TerminalApprover.js"
 import * as ToolRegistryLive from "../layers/ToolRegistryLive.js"
+import * as TreeSitterShellAnalyzer from "../layers/TreeSitterShellAnalyzer.js"
 import * as BuiltinTools from "../layers/tools/index.js"
+import * as Approver from "../services/Approver.js"
 import * as Session from "../services/Session.js"
+import { Settings } from "../services/Settings.js"
 
-/** The registry with every built-in tool registered, for a session in `cwd`. */
+/** Options shared by every command that runs tools. */
+export const engineOptions = {
+  cwd: Options.directory("cwd").pipe(
+    Options.withDescription("Working directory of the session (default: the current directory)"),
+    Options.withDefault(process.cwd())
+  ),
+  settings: Options.file("settings").pipe(
+    Options.withDescription("A settings file in Claude Code's shape, applied over the standard ones (repeatable)"),
+    Options.repeated
+  ),
+  settingSources: Options.text("setting-sources").pipe(
+    Options.withDescription("Which standard settings files to read: a comma separated list of user, project, local"),
+    Options.optional
+  ),
+  permissionMode: Options.choice("permission-mode", permissionModes).pipe(
+    Options.withDescription("Permission mode: default, acceptEdits, plan, bypassPermissions or dontAsk"),
+    Options.optional
+  ),
+  allowedTools: Options.text("allowed-tools").pipe(
+    Options.withDescription('Allow rules, comma or space separated, e.g. "Read,Bash(git status:*)"'),
+    Options.repeated
+  ),
+  disallowedTools: Options.text("disallowed-tools").pipe(
+    Options.withDescription("Deny rules, comma or space separated"),
+    Options.repeated
+  ),
+  maxConcurrency: Options.integer("max-concurrency").pipe(
+    Options.withDescription("Most calls executing at once (default 10, or ARMATURE_MAX_TOOL_CONCURRENCY)"),
+    Options.optional
+  ),
+  mcpConfig: Options.file("mcp-config").pipe(
+    Options.withDescription("An .mcp.json file of MCP servers whose tools join the pool"),
+    Options.optional
+  )
+}
+
+/** The parsed shared options. */
+export interface EngineOptions {
+  readonly cwd: string
+  readonly settings: ReadonlyArray<string>
+  readonly settingSources: Option.Option<string>
+  readonly permissionMode: Option.Option<(typeof permissionModes)[number]>
+  readonly allowedTools: ReadonlyArray<string>
+  readonly disallowedTools: ReadonlyArray<string>
+  readonly maxConcurrency: Option.Option<number>
+  readonly mcpConfig: Option.Option<string>
+}
+
+/** Settings from files and flags. */
+export const settingsLayer = (options: EngineOptions) =>
+  Layer.unwrapEffect(
+    Effect.map(
+      Option.match(options.settingSources, {
+        onNone: () => Effect.succeed(undefined),
+        onSome: SettingsLoader.parseSettingSources
+      }),
+      (kinds: ReadonlyArray<SettingSourceKind> | undefined) =>
+        SettingsLoader.layer({
+          projectDir: options.cwd,
+          cwd: options.cwd,
+          settingSources: kinds,
+          settingsFiles: options.settings,
+          allowedTools: options.allowedTools,
+          disallowedTools: options.disallowedTools,
+          permissionMode: Option.getOrUndefined(options.permissionMode)
+        })
+    )
+  )
+
+/** The registry with every built-in tool registered, for a session in `cwd` (no permissions needed). */
 export const toolsLayer = (cwd: string) =>
-  BuiltinTools.layer.pipe(Layer.provideMerge(ToolRegistryLive.layer), Layer.provideMerge(Session.layer({ cwd })))
+  BuiltinTools.layer.pipe(
+    Layer.provideMerge(ToolRegistryLive.layer),
+    Layer.provideMerge(TreeSitterShellAnalyzer.layer),
+    Layer.provideMerge(Session.layer({ cwd })),
+    Layer.provideMerge(NodeContext.layer)
+  )
+
+/** Everything `exec` needs. The terminal approver is used on a TTY, the headless one otherwise. */
+export const engineLayer = (options: EngineOptions) => {
+  const approver =
+    process.stdin.isTTY === true && process.stderr.isTTY === true ? TerminalApprover.layer : Approver.headless
+  const base = Layer.mergeAll(Session.layer({ cwd: options.cwd }), NodeContext.layer, TreeSitterShellAnalyzer.layer)
+  const settings = settingsLayer(options)
+  const services = Layer.mergeAll(
+    RulePermissionPolicy.layer,
+    approver,
+    Layer.unwrapEffect(Effect.map(Settings, (s) => HooksLive.layerFromSession({ config: s.hooks }))),
+    FsResultStore.layer
+  ).pipe(Layer.provideMerge(settings))
+  return StreamingExecutor.layer(
+    Option.match(options.maxConcurrency, { onNone: () => ({}), onSome: (maxConcurrency) => ({ maxConcurrency }) })
+  ).pipe(
+    Layer.provideMerge(BuiltinTools.layer),
+    Layer.provideMerge(ToolRegistryLive.layer),
+    Layer.provideMerge(services),
+    Layer.provideMerge(base)
+  )
+}

@@ -2,12 +2,14 @@
  * The `armature` command tree, built with @effect/cli.
  */
 import { Command } from "@effect/cli"
+import * as ExecCommand from "./ExecCommand.js"
+import * as PermissionsCommand from "./PermissionsCommand.js"
 import * as ToolsCommand from "./ToolsCommand.js"
 
 /** The root command. */
 export const root = Command.make("armature").pipe(
   Command.withDescription("Run an LLM agent's tool calls: permissions, hooks and a streaming executor"),
-  Command.withSubcommands([ToolsCommand.command])
+  Command.withSubcommands([ExecCommand.command, ToolsCommand.command, PermissionsCommand.command])
 )
 
 /** The version printed by `--version`. */

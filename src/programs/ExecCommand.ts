@@ -1,0 +1,217 @@
+/**
+ * `armature exec [FILE|-]`: runs tool calls through the full pipeline and executor (SPEC §10).
+ */
+import * as Fs from "node:fs"
+import * as Readline from "node:readline"
+import { Args, Command, Options } from "@effect/cli"
+import { Clock, Console, Effect, Option, Stream } from "effect"
+import { contentText } from "../domain/Blocks.js"
+import { InvalidInputError } from "../domain/Errors.js"
+import type { ExecutorEvent, ResultEvent } from "../domain/ExecutorEvent.js"
+import { ToolExecutor } from "../services/ToolExecutor.js"
+import { parseLines } from "./ExecInput.js"
+import * as ExitCode from "./ExitCode.js"
+import { type EngineOptions, engineLayer, engineOptions } from "./Runtime.js"
+
+/** The summary line of SPEC §10. */
+export interface Summary {
+  readonly type: "summary"
+  readonly calls: number
+  readonly errors: number
+  readonly wall_ms: number
+  readonly busy_ms: number
+}
+
+/** Reads lines from a file or stdin as they arrive. */
+export const inputLines = (source: string): Stream.Stream<string, InvalidInputError> =>
+  Stream.suspend(() => {
+    if (source !== "-" && !Fs.existsSync(source)) {
+      return Stream.fail(new InvalidInputError({ message: `${source}: no such file` }))
+    }
+    const input = source === "-" ? process.stdin : Fs.createReadStream(source, { encoding: "utf8" })
+    return Stream.fromAsyncIterable(
+      Readline.createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY }),
+      (e) => new InvalidInputError({ message: `${source === "-" ? "stdin" : source}: ${String(e)}` })
+    )
+  })
+
+/** Keeps the running totals of a run for the summary. */
+const makeTally = () => {
+  const started = new Map<string, number>()
+  let busy = 0
+  let calls = 0
+  let errors = 0
+  return {
+    see: (event: ExecutorEvent) => {
+      if (event.type === "state" && event.state === "executing") started.set(event.tool_use_id, event.t_ms)
+      if (event.type === "state" && event.state === "completed" && started.has(event.tool_use_id)) {
+        busy += event.t_ms - (started.get(event.tool_use_id) ?? event.t_ms)
+      }
+      if (event.type === "tool_result") {
+        calls++
+        if (event.is_error) errors++
+      }
+    },
+    summary: (wall: number): Summary => ({ type: "summary", calls, errors, wall_ms: wall, busy_ms: busy })
+  }
+}
+
+/** Live progress for a terminal: one status line redrawn in place. */
+const makeLiveView = (names: Map<string, string>) => {
+  const running = new Set<string>()
+  const waiting = new Set<string>()
+  const isTty = process.stderr.isTTY === true
+  const draw = () => {
+    if (!isTty) return
+    const run = [...running].map((id) => names.get(id) ?? id).join(", ")
+    const wait = [...waiting].map((id) => names.get(id) ?? id).join(", ")
+    process.stderr.write(`\r\x1b[2Krunning: ${run || "-"}  waiting: ${wait || "-"}`)
+  }
+  return {
+    see: (event: ExecutorEvent) => {
+      if (event.type !== "state") return
+      if (event.state === "queued") waiting.add(event.tool_use_id)
+      if (event.state === "executing") {
+        waiting.delete(event.tool_use_id)
+        running.add(event.tool_use_id)
+      }
+      if (event.state === "completed") {
+        waiting.delete(event.tool_use_id)
+        running.delete(event.tool_use_id)
+      }
+      draw()
+    },
+    clear: () => {
+      if (isTty) process.stderr.write("\r\x1b[2K")
+    }
+  }
+}
+
+const oneLine = (text: string, width: number): string => {
+  const flat = text.replace(/\s+/g, " ").trim()
+  return flat.length > width ? `${flat.slice(0, width - 1)}…` : flat
+}
+
+/** The final table of the text output. */
+export const textTable = (
+  results: ReadonlyArray<ResultEvent>,
+  names: ReadonlyMap<string, string>,
+  timings: ReadonlyMap<string, { start?: number; end?: number }>
+): string => {
+  const rows = results.map((r) => {
+    const t = timings.get(r.tool_use_id)
+    const ms = t?.start !== undefined && t.end !== undefined ? `${t.end - t.start}` : "-"
+    return [
+      r.tool_use_id,
+      names.get(r.tool_use_id) ?? "?",
+      r.is_error ? "error" : "ok",
+      ms,
+      oneLine(contentText(r.content), 60)
+    ]
+  })
+  const header = ["ID", "TOOL", "STATUS", "MS", "RESULT"]
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)))
+  return [header, ...rows]
+    .map((row) =>
+      row
+        .map((cell, i) => cell.padEnd(widths[i]))
+        .join("  ")
+        .trimEnd()
+    )
+    .join("\n")
+}
+
+/** Runs `exec` and prints in the chosen format; fails with InvalidInputError on unusable input. */
+export const exec = (source: string, output: "text" | "json" | "stream-json") =>
+  Effect.gen(function* () {
+    const executor = yield* ToolExecutor
+    const tally = makeTally()
+    const names = new Map<string, string>()
+    const timings = new Map<string, { start?: number; end?: number }>()
+    const live = makeLiveView(names)
+    const collected: Array<ResultEvent> = []
+    const startedAt = yield* Clock.currentTimeMillis
+    const calls = parseLines(inputLines(source)).pipe(
+      Stream.tap((use) => Effect.sync(() => names.set(use.id, use.name)))
+    )
+    const failure = yield* executor.execute(calls).pipe(
+      Stream.runForEach((event) =>
+        Effect.suspend(() => {
+          tally.see(event)
+          if (event.type === "state") {
+            const t = timings.get(event.tool_use_id) ?? {}
+            if (event.state === "executing") t.start = event.t_ms
+            if (event.state === "completed") t.end = event.t_ms
+            timings.set(event.tool_use_id, t)
+          }
+          if (event.type === "tool_result") collected.push(event)
+          if (output === "stream-json") {
+            const line =
+              event.type === "tool_result"
+                ? {
+                    type: "tool_result",
+                    tool_use_id: event.tool_use_id,
+                    content: event.content,
+                    is_error: event.is_error,
+                    t_ms: event.t_ms
+                  }
+                : event
+            return Console.log(JSON.stringify(line))
+          }
+          if (output === "text") live.see(event)
+          return Effect.void
+        })
+      ),
+      Effect.flip,
+      Effect.option
+    )
+    const wall = (yield* Clock.currentTimeMillis) - startedAt
+    const summary = tally.summary(wall)
+    if (output === "stream-json") yield* Console.log(JSON.stringify(summary))
+    if (output === "json") {
+      yield* Console.log(
+        JSON.stringify(
+          {
+            results: collected.map((r) => ({
+              type: "tool_result",
+              tool_use_id: r.tool_use_id,
+              content: r.content,
+              is_error: r.is_error,
+              t_ms: r.t_ms
+            })),
+            summary
+          },
+          null,
+          2
+        )
+      )
+    }
+    if (output === "text") {
+      live.clear()
+      if (collected.length > 0) yield* Console.log(textTable(collected, names, timings))
+      const speedup = summary.wall_ms > 0 ? (summary.busy_ms / summary.wall_ms).toFixed(2) : "-"
+      yield* Console.log(
+        `\n${summary.calls} calls, ${summary.errors} errors, wall ${summary.wall_ms} ms, busy ${summary.busy_ms} ms (parallelism ×${speedup})`
+      )
+    }
+    if (Option.isSome(failure)) return yield* Effect.fail(failure.value)
+  })
+
+const source = Args.text({ name: "FILE" }).pipe(
+  Args.withDescription("A JSON array of tool_use blocks, an assistant message, or JSON Lines; - for stdin"),
+  Args.withDefault("-")
+)
+
+const output = Options.choice("output", ["text", "json", "stream-json"]).pipe(
+  Options.withDescription("Output format: text (human, live progress on a TTY), json, or stream-json (JSON Lines)"),
+  Options.withDefault("text" as const)
+)
+
+/** `armature exec`. */
+export const command = Command.make("exec", { source, output, ...engineOptions }, (args) =>
+  exec(args.source, args.output).pipe(Effect.provide(engineLayer(args as EngineOptions)), ExitCode.onInvalidInput)
+).pipe(
+  Command.withDescription(
+    "Run tool calls through the permission pipeline, hooks and the streaming executor; stdin lines start as they arrive"
+  )
+)
