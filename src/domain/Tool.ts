@@ -1,7 +1,7 @@
 /**
  * The tool protocol of SPEC §1: a tool is described by Schemas and built with fail-closed defaults.
  */
-import { Data, Duration, Effect, JSONSchema, Option, type Schema } from "effect"
+import { Data, Duration, Effect, JSONSchema, Option, type Schema, SchemaAST } from "effect"
 import type { ResultContentBlock, ToolResultContent } from "./Blocks.js"
 import type { ToolFailure, ToolValidationError } from "./Errors.js"
 import { ToolSchemaError } from "./Errors.js"
@@ -182,6 +182,9 @@ const defaultSummary = (input: unknown): string => {
   return typeof first === "string" ? first : ""
 }
 
+const isEmptyStruct = (ast: SchemaAST.AST): boolean =>
+  SchemaAST.isTypeLiteral(ast) && ast.propertySignatures.length === 0 && ast.indexSignatures.length === 0
+
 /**
  * Derives the API's `input_schema` from a tool's input Schema: descriptions from annotations, `required` from
  * non-optional fields, `additionalProperties: false`. Fails when the Schema has no JSON Schema form.
@@ -190,28 +193,30 @@ export const jsonSchemaOf = (
   name: string,
   schema: Schema.Schema.AnyNoContext
 ): Effect.Effect<JsonObjectSchema, ToolSchemaError> =>
-  Effect.try({
-    try: () => {
-      const definitions: Record<string, JSONSchema.JsonSchema7> = {}
-      const json = JSONSchema.fromAST(schema.ast, {
-        definitions,
-        topLevelReferenceStrategy: "skip",
-        additionalPropertiesStrategy: "strict"
-      }) as unknown as Record<string, unknown>
-      const { $schema: _ignored, ...rest } = json
-      const out: Record<string, unknown> = { ...rest }
-      if (Object.keys(definitions).length > 0) out.$defs = definitions
-      return out
-    },
-    catch: (e) => new ToolSchemaError({ tool: name, reason: e instanceof Error ? e.message : String(e) })
-  }).pipe(
-    Effect.filterOrFail(
-      (json): json is Record<string, unknown> & JsonObjectSchema =>
-        json.type === "object" && typeof json.properties === "object",
-      () => new ToolSchemaError({ tool: name, reason: "the input Schema is not an object (Schema.Struct)" })
-    ),
-    Effect.map((json) => (json.additionalProperties === false ? json : { ...json, additionalProperties: false }))
-  )
+  isEmptyStruct(schema.ast)
+    ? Effect.succeed({ type: "object", properties: {}, additionalProperties: false })
+    : Effect.try({
+        try: () => {
+          const definitions: Record<string, JSONSchema.JsonSchema7> = {}
+          const json = JSONSchema.fromAST(schema.ast, {
+            definitions,
+            topLevelReferenceStrategy: "skip",
+            additionalPropertiesStrategy: "strict"
+          }) as unknown as Record<string, unknown>
+          const { $schema: _ignored, ...rest } = json
+          const out: Record<string, unknown> = { ...rest }
+          if (Object.keys(definitions).length > 0) out.$defs = definitions
+          return out
+        },
+        catch: (e) => new ToolSchemaError({ tool: name, reason: e instanceof Error ? e.message : String(e) })
+      }).pipe(
+        Effect.filterOrFail(
+          (json): json is Record<string, unknown> & JsonObjectSchema =>
+            json.type === "object" && typeof json.properties === "object",
+          () => new ToolSchemaError({ tool: name, reason: "the input Schema is not an object (Schema.Struct)" })
+        ),
+        Effect.map((json) => (json.additionalProperties === false ? json : { ...json, additionalProperties: false }))
+      )
 
 /**
  * Makes a tool from its definition, filling every omitted field with the fail-closed default of SPEC §1

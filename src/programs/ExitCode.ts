@@ -23,7 +23,7 @@ const tagOf = (u: unknown): string | undefined =>
   typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" ? u._tag : undefined
 
 /** Prints input errors as `armature: {message}` and sets exit status 2; other failures pass through. */
-export const onInvalidInput = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A | void, E, R> =>
+export const onInvalidInput = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A | undefined, E, R> =>
   Effect.catchIf(
     self,
     (e): e is E => {
