@@ -1,8 +1,21 @@
 /**
  * The entry point of the `armature` binary.
  */
+import { HelpDoc, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { Effect } from "effect"
+import { Console, Effect } from "effect"
+import { optionsFirst } from "./Argv.js"
 import { run } from "./cli.js"
 
-run(process.argv).pipe(Effect.provide(NodeContext.layer), NodeRuntime.runMain({ disableErrorReporting: false }))
+run(optionsFirst(process.argv)).pipe(
+  Effect.catchIf(ValidationError.isValidationError, (error) =>
+    Effect.gen(function* () {
+      // @effect/cli has printed the problem; point at the help and exit 2.
+      if (ValidationError.isHelpRequested(error)) return
+      yield* Console.error(`\n${HelpDoc.toAnsiText(HelpDoc.p("Run `armature --help` (or `armature COMMAND --help`) for usage.")).trimEnd()}`)
+      process.exitCode = 2
+    })
+  ),
+  Effect.provide(NodeContext.layer),
+  NodeRuntime.runMain({ disableErrorReporting: false })
+)
