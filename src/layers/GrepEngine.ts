@@ -1,0 +1,367 @@
+/**
+ * The two Grep engines (SPEC §9): `rg` when it is on PATH, and a built-in engine (JS RegExp over the files of
+ * FileWalker) otherwise. Both produce the same structured matches; one formatter turns them into ripgrep's output.
+ */
+import * as ChildProcess from "node:child_process"
+import * as NodeFs from "node:fs"
+import * as Fs from "node:fs/promises"
+import * as Path from "node:path"
+import { Data, Effect } from "effect"
+import picomatch from "picomatch"
+import * as FileWalker from "./FileWalker.js"
+
+/** What the model may ask for. */
+export type OutputMode = "content" | "files_with_matches" | "count"
+
+/** A search, with paths already resolved. */
+export interface Query {
+  readonly pattern: string
+  /** The absolute file or directory to search. */
+  readonly path: string
+  readonly globs: ReadonlyArray<string>
+  readonly type: string | undefined
+  readonly mode: OutputMode
+  readonly caseInsensitive: boolean
+  readonly multiline: boolean
+  readonly before: number
+  readonly after: number
+}
+
+/** One printed line of a file: a match line or a context line. */
+export interface Line {
+  readonly number: number
+  readonly text: string
+  readonly match: boolean
+}
+
+/** The matches in one file: lines (content mode) and the count ripgrep's `-c` prints. */
+export interface FileResult {
+  readonly path: string
+  readonly count: number
+  readonly lines: ReadonlyArray<Line>
+}
+
+/** A search failed (bad pattern, unreadable path, rg error). */
+export class GrepError extends Data.TaggedError("GrepError")<{ readonly message: string }> {}
+
+/** The file types `type` accepts, as in ripgrep's `--type-list`. */
+export const fileTypes: Readonly<Record<string, ReadonlyArray<string>>> = {
+  c: ["*.[chH]", "*.[chH].in", "*.cats"],
+  cpp: ["*.[ChH]", "*.[ChH].in", "*.[ch]pp", "*.[ch]pp.in", "*.[ch]xx", "*.[ch]xx.in", "*.cc", "*.cc.in", "*.hh"],
+  cs: ["*.cs"],
+  css: ["*.css", "*.scss"],
+  docker: ["*Dockerfile*"],
+  go: ["*.go"],
+  html: ["*.ejs", "*.htm", "*.html"],
+  java: ["*.java", "*.jsp", "*.jspx", "*.properties"],
+  js: ["*.cjs", "*.js", "*.jsx", "*.mjs", "*.vue"],
+  json: ["*.json", "composer.lock"],
+  kotlin: ["*.kt", "*.kts"],
+  lua: ["*.lua"],
+  make: ["*.mak", "*.mk", "[Gg][Nn][Uu]makefile", "[Mm]akefile"],
+  markdown: ["*.markdown", "*.md", "*.mdown", "*.mkdn"],
+  md: ["*.markdown", "*.md", "*.mdown", "*.mkdn"],
+  php: ["*.php", "*.php3", "*.php4", "*.php5", "*.phtml"],
+  py: ["*.py", "*.pyi"],
+  ruby: ["*.gemspec", "*.rb", "*.rbw", "Gemfile", "Rakefile", "config.ru"],
+  rust: ["*.rs"],
+  scala: ["*.sbt", "*.scala"],
+  sh: ["*.bash", "*.bashrc", "*.csh", "*.ksh", "*.sh", "*.tcsh", "*.zsh"],
+  sql: ["*.psql", "*.sql"],
+  swift: ["*.swift"],
+  toml: ["*.toml", "Cargo.lock"],
+  ts: ["*.cts", "*.mts", "*.ts", "*.tsx"],
+  txt: ["*.txt"],
+  xml: ["*.dtd", "*.xml", "*.xsd", "*.xsl", "*.xslt"],
+  yaml: ["*.yaml", "*.yml"]
+}
+
+/** True when an `rg` executable is on PATH. */
+export const hasRg = (): boolean =>
+  (process.env.PATH ?? "").split(Path.delimiter).some((dir) => {
+    if (dir.length === 0) return false
+    try {
+      NodeFs.accessSync(Path.join(dir, "rg"), NodeFs.constants.X_OK)
+      return true
+    } catch {
+      return false
+    }
+  })
+
+/** Compiles the pattern as ripgrep would use it: `^`/`$` at line ends, `.` crossing lines in multiline mode. */
+export const compilePattern = (query: Pick<Query, "pattern" | "caseInsensitive" | "multiline">) => {
+  const flags = `gm${query.caseInsensitive ? "i" : ""}${query.multiline ? "s" : ""}`
+  return Effect.try({
+    try: () => new RegExp(query.pattern, `${flags}u`),
+    catch: () => undefined
+  }).pipe(
+    Effect.orElse(() =>
+      Effect.try({
+        try: () => new RegExp(query.pattern, flags),
+        catch: (e) =>
+          new GrepError({ message: `Invalid regular expression: ${e instanceof Error ? e.message : String(e)}` })
+      })
+    )
+  )
+}
+
+const splitText = (text: string): ReadonlyArray<string> => {
+  const lines = text.split("\n")
+  if (lines[lines.length - 1] === "") lines.pop()
+  return lines
+}
+
+/** Searches one file's text; returns undefined when nothing matches. */
+export const searchText = (
+  text: string,
+  regex: RegExp,
+  query: Pick<Query, "mode" | "multiline" | "before" | "after">
+): { readonly count: number; readonly lines: ReadonlyArray<Line> } | undefined => {
+  regex.lastIndex = 0
+  if (!regex.test(text)) return undefined
+  const lines = splitText(text)
+  const matched = new Set<number>()
+  let count = 0
+  if (query.multiline) {
+    const starts: Array<number> = [0]
+    for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) starts.push(i + 1)
+    const lineOf = (offset: number) => {
+      let lo = 0
+      let hi = starts.length - 1
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1
+        if (starts[mid] <= offset) lo = mid
+        else hi = mid - 1
+      }
+      return lo + 1
+    }
+    regex.lastIndex = 0
+    let lastGroupEnd = 0
+    for (let m = regex.exec(text); m !== null; m = regex.exec(text)) {
+      const end = m.index + m[0].length
+      if (m[0].length === 0) regex.lastIndex++
+      const first = lineOf(m.index)
+      const endsOnBreak = m[0].length > 0 && text.charCodeAt(end - 1) === 10
+      const last = Math.max(first, lineOf(endsOnBreak ? end - 1 : end))
+      if (first > lines.length) continue
+      if (first > lastGroupEnd) count++
+      lastGroupEnd = Math.max(lastGroupEnd, last)
+      for (let n = first; n <= Math.min(last, lines.length); n++) matched.add(n)
+    }
+  } else {
+    const single = new RegExp(regex.source, regex.flags.replace("g", ""))
+    lines.forEach((line, i) => {
+      if (single.test(line)) matched.add(i + 1)
+    })
+    count = matched.size
+  }
+  if (matched.size === 0) return undefined
+  if (query.mode !== "content") return { count, lines: [] }
+  const shown = new Set<number>(matched)
+  for (const n of matched) {
+    for (let k = Math.max(1, n - query.before); k <= Math.min(lines.length, n + query.after); k++) shown.add(k)
+  }
+  const out = [...shown]
+    .sort((a, b) => a - b)
+    .map((n): Line => ({ number: n, text: lines[n - 1], match: matched.has(n) }))
+  return { count, lines: out }
+}
+
+const byPath = (a: FileResult, b: FileResult): number => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
+
+const typeFilter = (type: string | undefined): ((relative: string) => boolean) | undefined => {
+  if (type === undefined) return undefined
+  const test = picomatch([...(fileTypes[type] ?? [])], { dot: true })
+  return (relative) => test(Path.posix.basename(relative))
+}
+
+/** The built-in engine: walks with ripgrep's filters and matches with a JS RegExp. */
+export const searchBuiltin = (query: Query): Effect.Effect<ReadonlyArray<FileResult>, GrepError> =>
+  Effect.gen(function* () {
+    const regex = yield* compilePattern(query)
+    const info = yield* Effect.tryPromise({
+      try: () => Fs.stat(query.path),
+      catch: () => new GrepError({ message: `Path does not exist: ${query.path}` })
+    })
+    const files = info.isDirectory()
+      ? yield* FileWalker.walk({
+          root: query.path,
+          hidden: false,
+          overrides: query.globs.length > 0 ? FileWalker.compileOverrides(query.globs) : undefined,
+          fileFilter: typeFilter(query.type)
+        }).pipe(Effect.mapError((e) => new GrepError({ message: e.message })))
+      : [{ path: query.path, relative: Path.basename(query.path) }]
+    const decoder = new TextDecoder("utf-8")
+    const results = yield* Effect.forEach(
+      files,
+      (file) =>
+        Effect.promise(() => Fs.readFile(file.path).catch(() => undefined)).pipe(
+          Effect.map((bytes): FileResult | undefined => {
+            if (bytes === undefined || bytes.includes(0)) return undefined
+            const found = searchText(decoder.decode(bytes), new RegExp(regex.source, regex.flags), query)
+            return found === undefined ? undefined : { path: file.path, ...found }
+          })
+        ),
+      { concurrency: 16 }
+    )
+    return results.filter((r): r is FileResult => r !== undefined).sort(byPath)
+  })
+
+const rgArgs = (query: Query): Array<string> => {
+  const args = ["--no-config", "--no-require-git", "--no-messages"]
+  if (query.caseInsensitive) args.push("-i")
+  if (query.multiline) args.push("-U", "--multiline-dotall")
+  for (const glob of query.globs) args.push("--glob", glob)
+  if (query.type !== undefined) {
+    args.push("--type-clear", query.type)
+    for (const glob of fileTypes[query.type] ?? []) args.push("--type-add", `${query.type}:${glob}`)
+    args.push("--type", query.type)
+  }
+  if (query.mode === "files_with_matches") args.push("--files-with-matches", "--null")
+  else if (query.mode === "count") args.push("--count", "--null", "--with-filename")
+  else args.push("--json", "-A", String(query.after), "-B", String(query.before))
+  args.push("-e", query.pattern, "--", query.path)
+  return args
+}
+
+const runRg = (args: ReadonlyArray<string>, cwd: string): Effect.Effect<string, GrepError> =>
+  Effect.async<string, GrepError>((resume) => {
+    const child = ChildProcess.spawn("rg", args, { cwd, stdio: ["ignore", "pipe", "pipe"] })
+    const out: Array<Buffer> = []
+    const err: Array<Buffer> = []
+    child.stdout.on("data", (chunk: Buffer) => out.push(chunk))
+    child.stderr.on("data", (chunk: Buffer) => err.push(chunk))
+    child.on("error", (e) => resume(Effect.fail(new GrepError({ message: `Could not run rg: ${e.message}` }))))
+    child.on("close", (code) => {
+      const stdout = Buffer.concat(out).toString("utf8")
+      if (code === 0 || code === 1 || (code === 2 && stdout.length > 0)) resume(Effect.succeed(stdout))
+      else
+        resume(
+          Effect.fail(new GrepError({ message: Buffer.concat(err).toString("utf8").trim() || `rg exited ${code}` }))
+        )
+    })
+    return Effect.sync(() => {
+      child.kill("SIGKILL")
+    })
+  })
+
+interface RgText {
+  readonly text?: string
+  readonly bytes?: string
+}
+
+const rgText = (t: RgText | undefined): string =>
+  t === undefined ? "" : t.text !== undefined ? t.text : Buffer.from(t.bytes ?? "", "base64").toString("utf8")
+
+interface RgMessage {
+  readonly type: string
+  readonly data: { readonly path?: RgText; readonly lines?: RgText; readonly line_number?: number | null }
+}
+
+const parseJson = (stdout: string): ReadonlyArray<FileResult> => {
+  const files = new Map<string, { count: number; lines: Array<Line> }>()
+  for (const raw of stdout.split("\n")) {
+    if (raw.length === 0) continue
+    const message = JSON.parse(raw) as RgMessage
+    if (message.type !== "match" && message.type !== "context") continue
+    const path = rgText(message.data.path)
+    const entry = files.get(path) ?? { count: 0, lines: [] }
+    files.set(path, entry)
+    const first = message.data.line_number ?? 0
+    const text = rgText(message.data.lines)
+    const lines = splitText(text)
+    if (message.type === "match") entry.count++
+    lines.forEach((line, i) => {
+      entry.lines.push({ number: first + i, text: line, match: message.type === "match" })
+    })
+  }
+  return [...files].map(([path, { count, lines }]) => ({ path, count, lines }))
+}
+
+/** The ripgrep engine: runs `rg` and reads its output into the shared structure. */
+export const searchRg = (query: Query): Effect.Effect<ReadonlyArray<FileResult>, GrepError> =>
+  Effect.gen(function* () {
+    const info = yield* Effect.tryPromise({
+      try: () => Fs.stat(query.path),
+      catch: () => new GrepError({ message: `Path does not exist: ${query.path}` })
+    })
+    // Globs with a "/" are anchored at rg's working directory: run it in the searched directory.
+    const stdout = yield* runRg(rgArgs(query), info.isDirectory() ? query.path : Path.dirname(query.path))
+    if (query.mode === "files_with_matches") {
+      return stdout
+        .split("\0")
+        .filter((p) => p.length > 0)
+        .map((path) => ({ path, count: 1, lines: [] }))
+        .sort(byPath)
+    }
+    if (query.mode === "count") {
+      return stdout
+        .split("\n")
+        .filter((l) => l.length > 0)
+        .map((line) => {
+          const at = line.lastIndexOf("\0")
+          return { path: line.slice(0, at), count: Number(line.slice(at + 1)), lines: [] }
+        })
+        .sort(byPath)
+    }
+    return [...parseJson(stdout)].sort(byPath)
+  })
+
+/** Lines longer than this are cut in content output. */
+export const maxLineLength = 500
+
+const cut = (text: string): string =>
+  text.length > maxLineLength ? `${text.slice(0, maxLineLength)} [... line truncated]` : text
+
+/** Options of the formatter. */
+export interface FormatOptions {
+  readonly mode: OutputMode
+  readonly lineNumbers: boolean
+  readonly context: boolean
+  /** At most this many output lines (content), files or counts; 0 means no limit. */
+  readonly headLimit: number
+}
+
+/** Formats results like ripgrep: `path:line:text`, context lines with `-`, `--` between groups; counts; files. */
+export const format = (results: ReadonlyArray<FileResult>, options: FormatOptions): string => {
+  const limit = options.headLimit > 0 ? options.headLimit : Number.POSITIVE_INFINITY
+  const truncated = (shown: number, total: number, what: string) =>
+    total > shown
+      ? `\n\n(Results are truncated: showing the first ${shown} ${what} of ${total}. Use a more specific pattern, ` +
+        "path, glob or type, or raise head_limit.)"
+      : ""
+  if (options.mode === "files_with_matches") {
+    if (results.length === 0) return "No files found"
+    const shown = results.slice(0, limit)
+    const noun = results.length === 1 ? "file" : "files"
+    return (
+      `Found ${results.length} ${noun}\n${shown.map((r) => r.path).join("\n")}` +
+      truncated(shown.length, results.length, "files")
+    )
+  }
+  if (options.mode === "count") {
+    if (results.length === 0) return "No matches found"
+    const shown = results.slice(0, limit)
+    const total = results.reduce((n, r) => n + r.count, 0)
+    const noun = results.length === 1 ? "file" : "files"
+    return (
+      shown.map((r) => `${r.path}:${r.count}`).join("\n") +
+      truncated(shown.length, results.length, "files") +
+      `\n\nFound ${total} total ${total === 1 ? "occurrence" : "occurrences"} across ${results.length} ${noun}.`
+    )
+  }
+  const out: Array<string> = []
+  for (const result of results) {
+    let previous = -1
+    for (const line of result.lines) {
+      if (options.context && out.length > 0 && line.number !== previous + 1) out.push("--")
+      const sep = line.match ? ":" : "-"
+      const number = options.lineNumbers ? `${line.number}${sep}` : ""
+      out.push(`${result.path}${sep}${number}${cut(line.text)}`)
+      previous = line.number
+    }
+  }
+  if (out.length === 0) return "No matches found"
+  const shown = out.slice(0, limit)
+  return shown.join("\n") + truncated(shown.length, out.length, "lines")
+}

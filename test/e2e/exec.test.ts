@@ -1,0 +1,96 @@
+import { type ChildProcess, spawn } from "node:child_process"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+
+const bin = Path.resolve(import.meta.dirname, "../../bin/armature.mjs")
+
+interface Run {
+  readonly child: ChildProcess
+  readonly lines: Array<Record<string, unknown>>
+  readonly stderr: () => string
+  readonly stdout: () => string
+  readonly done: Promise<number>
+  readonly waitFor: (predicate: (line: Record<string, unknown>) => boolean) => Promise<void>
+}
+
+const start = (args: ReadonlyArray<string>, cwd: string): Run => {
+  const child = spawn(process.execPath, [bin, "exec", ...args], {
+    cwd,
+    env: { ...process.env, ARMATURE_STATE_DIR: Path.join(cwd, ".state"), HOME: cwd },
+    stdio: ["pipe", "pipe", "pipe"]
+  })
+  const lines: Array<Record<string, unknown>> = []
+  const waiters: Array<() => void> = []
+  let buffer = ""
+  let all = ""
+  let err = ""
+  child.stdout!.on("data", (chunk: Buffer) => {
+    buffer += chunk.toString()
+    all += chunk.toString()
+    if (args.includes("json") && !args.includes("stream-json")) return
+    const parts = buffer.split("\n")
+    buffer = parts.pop() ?? ""
+    for (const part of parts) if (part.trim() !== "") lines.push(JSON.parse(part))
+    for (const w of waiters.splice(0)) w()
+  })
+  child.stderr!.on("data", (chunk: Buffer) => {
+    err += chunk.toString()
+  })
+  const done = new Promise<number>((resolve) => child.on("close", (code) => resolve(code ?? -1)))
+  const waitFor = (predicate: (line: Record<string, unknown>) => boolean): Promise<void> =>
+    new Promise((resolve) => {
+      const check = () => (lines.some(predicate) ? resolve() : waiters.push(check))
+      check()
+    })
+  return { child, lines, stderr: () => err, stdout: () => all, done, waitFor }
+}
+
+const tmp = () => Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-exec-"))
+const sleep = (id: string, ms: number) =>
+  JSON.stringify({ type: "tool_use", id, name: "Sleep", input: { duration_ms: ms } })
+
+describe("armature exec (process)", () => {
+  it("starts stdin lines as they arrive and yields results in order with a summary", async () => {
+    const run = start(["-", "--output", "stream-json"], tmp())
+    run.child.stdin!.write(`${sleep("a", 300)}\n`)
+    // the first call executes before the second line is even written
+    await run.waitFor((l) => l.type === "state" && l.tool_use_id === "a" && l.state === "executing")
+    expect(run.lines.some((l) => l.tool_use_id === "b")).toBe(false)
+    run.child.stdin!.write(`${sleep("b", 10)}\n`)
+    run.child.stdin!.end(`${JSON.stringify({ type: "tool_use", id: "c", name: "Nope", input: {} })}\n`)
+    expect(await run.done).toBe(0)
+    const results = run.lines.filter((l) => l.type === "tool_result")
+    expect(results.map((r) => r.tool_use_id)).toEqual(["a", "b", "c"])
+    expect(results[0]).toMatchObject({ content: "Slept for 300 ms", is_error: false })
+    expect(results[2]).toMatchObject({
+      content: "<tool_use_error>Error: No such tool available: Nope</tool_use_error>",
+      is_error: true
+    })
+    const summary = run.lines.at(-1)!
+    expect(summary).toMatchObject({ type: "summary", calls: 3, errors: 1 })
+    expect(summary.busy_ms as number).toBeGreaterThanOrEqual(300)
+    expect(summary.wall_ms as number).toBeGreaterThanOrEqual(300)
+  }, 60_000)
+
+  it("exits 2 naming the bad line, after yielding what had started", async () => {
+    const run = start(["-", "--output", "stream-json"], tmp())
+    run.child.stdin!.end(`${sleep("a", 50)}\n{"type":"tool_use","id":"b"}\n${sleep("c", 10)}\n`)
+    expect(await run.done).toBe(2)
+    expect(run.stderr()).toContain('line 2: tool_use b has no "name" (a non-empty string)')
+    expect(run.lines.filter((l) => l.type === "tool_result").map((l) => l.tool_use_id)).toEqual(["a"])
+  }, 60_000)
+
+  it("prints one JSON object with --output json, reading a file", async () => {
+    const dir = tmp()
+    const file = Path.join(dir, "batch.json")
+    Fs.writeFileSync(file, JSON.stringify([JSON.parse(sleep("a", 10)), JSON.parse(sleep("b", 10))], null, 2))
+    const run = start([file, "--output", "json"], dir)
+    const code = await run.done
+    expect(code).toBe(0)
+    const out = JSON.parse(run.stdout()) as { results: Array<{ tool_use_id: string }>; summary: { calls: number } }
+    expect(out.results.map((r) => r.tool_use_id)).toEqual(["a", "b"])
+    expect(out.summary.calls).toBe(2)
+  }, 60_000)
+})
