@@ -222,6 +222,8 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
           const byId = new Map<string, Entry>()
           const executing = new Set<Entry>()
           const pendingModifiers: Array<{ readonly index: number; readonly modifier: Tool.ContextModifier }> = []
+          /** Entries before this index have all left the queue: the scan starts here. */
+          let firstQueued = 0
           let siblingError: Outcome | undefined
           let interrupted = false
           let discarded = false
@@ -367,7 +369,9 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
             const blocked: Array<Entry> = []
             let count = running.length
             let exclusive = running.some((e) => !e.safe)
-            for (const entry of entries) {
+            while (firstQueued < entries.length && entries[firstQueued].status !== "queued") firstQueued++
+            for (let i = firstQueued; i < entries.length; i++) {
+              const entry = entries[i]
               if (entry.status !== "queued") continue
               if (!entry.prepared) {
                 const deps = dependencyState(entry)

@@ -4,6 +4,7 @@
 import { Args, Command, Options } from "@effect/cli"
 import { Console, Effect } from "effect"
 import * as Tool from "../domain/Tool.js"
+import * as ToolSearchQuery from "../domain/ToolSearchQuery.js"
 import { ToolRegistry } from "../services/ToolRegistry.js"
 import { toolsLayer } from "./Runtime.js"
 
@@ -68,19 +69,35 @@ const schema = Command.make("schema", { cwd }, ({ cwd }) =>
   Effect.flatMap(apiTools, (tools) => Console.log(JSON.stringify(tools, null, 2))).pipe(Effect.provide(toolsLayer(cwd)))
 ).pipe(Command.withDescription("Print the `tools` array for the Messages API, in pool order"))
 
-/** Placeholder target for `tools search`, replaced by ToolSearch's own query engine. */
+/** The text table of `tools search`: names and scores (`direct` for select, exact-name and server-prefix hits). */
+export const searchTable = (hits: ReadonlyArray<ToolSearchQuery.Hit>): string => {
+  if (hits.length === 0) return "No matching deferred tools found"
+  const width = Math.max(4, ...hits.map((hit) => hit.name.length))
+  const rows = hits.map((hit) => `${hit.name.padEnd(width)}  ${hit.score === null ? "direct" : String(hit.score)}`)
+  return [`${"NAME".padEnd(width)}  SCORE`, ...rows].join("\n")
+}
+
 const search = Command.make(
   "search",
-  { query: Args.text({ name: "query" }).pipe(Args.withDescription("A ToolSearch query: keywords or select:A,B")), cwd },
-  ({ cwd, query }) =>
+  {
+    query: Args.text({ name: "query" }).pipe(
+      Args.withDescription("A ToolSearch query: keywords (+term required) or select:A,B")
+    ),
+    maxResults: Options.integer("max-results").pipe(
+      Options.withDescription("The most hits of a keyword query"),
+      Options.withDefault(ToolSearchQuery.defaultMaxResults)
+    ),
+    json: Options.boolean("json").pipe(Options.withDescription("Print JSON: {query, hits: [{name, score}]}")),
+    cwd
+  },
+  ({ cwd, json, maxResults, query }) =>
     Effect.gen(function* () {
       const registry = yield* ToolRegistry
       const pool = yield* registry.pool()
-      const terms = query.toLowerCase().split(/\s+/).filter(Boolean)
-      const hits = pool.filter((t) => terms.every((term) => `${t.name} ${t.description}`.toLowerCase().includes(term)))
-      yield* Console.log(hits.map((t) => t.name).join("\n"))
+      const hits = ToolSearchQuery.searchPool(pool, query, { maxResults })
+      yield* Console.log(json ? JSON.stringify({ query, hits }, null, 2) : searchTable(hits))
     }).pipe(Effect.provide(toolsLayer(cwd)))
-).pipe(Command.withDescription("Search the tools as ToolSearch would"))
+).pipe(Command.withDescription("Search the deferred tools with ToolSearch's engine, printing names and scores"))
 
 /** `armature tools`. */
 export const command = Command.make("tools").pipe(
