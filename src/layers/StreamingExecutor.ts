@@ -23,6 +23,7 @@ import {
   Stream
 } from "effect"
 import { type ResultContentBlock, type ToolResult, type ToolResultContent, toolResult } from "../domain/Blocks.js"
+import { discoveredToolsKey } from "../domain/DeferredTools.js"
 import { DependencyCycleError, InvalidInputError, type ToolFailure } from "../domain/Errors.js"
 import type { ExecutorEvent, ResultEvent, ToolCall } from "../domain/ExecutorEvent.js"
 import type { HookEvent, HookInput, HookOutcome } from "../domain/Hook.js"
@@ -32,6 +33,7 @@ import * as Tool from "../domain/Tool.js"
 import { Approver } from "../services/Approver.js"
 import { Hooks } from "../services/Hooks.js"
 import { PermissionPolicy } from "../services/PermissionPolicy.js"
+import { ResultCache } from "../services/ResultCache.js"
 import { ResultStore } from "../services/ResultStore.js"
 import { Session } from "../services/Session.js"
 import {
@@ -121,6 +123,12 @@ export const conflicts = (
   )
 }
 
+const noCache: ResultCache["Type"] = {
+  lookup: () => Effect.succeed(Option.none()),
+  store: () => Effect.void,
+  invalidate: () => Effect.void
+}
+
 /** Checks a whole batch before anything starts: unique ids, known dependencies, no cycles. */
 export const validateBatch = (
   calls: ReadonlyArray<ToolCall>
@@ -201,6 +209,7 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
     const store = yield* ResultStore
     const session = yield* Session
     const config: ExecutorConfig = { ...(yield* defaultConfig), ...overrides }
+    const cache = Option.getOrElse(yield* Effect.serviceOption(ResultCache), () => noCache)
 
     const execute = <E>(
       calls: Stream.Stream<ToolCall, E>,
@@ -224,6 +233,8 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
           const pendingModifiers: Array<{ readonly index: number; readonly modifier: Tool.ContextModifier }> = []
           /** Entries before this index have all left the queue: the scan starts here. */
           let firstQueued = 0
+          /** Deferred tools whose schema the model has seen (SPEC §3 step 3), refreshed at each arrival. */
+          let discovered: ReadonlySet<string> = options.discovered ?? new Set()
           let siblingError: Outcome | undefined
           let interrupted = false
           let discarded = false
@@ -310,9 +321,7 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
             if (decoded._tag === "Left") {
               const text = inputValidationError(tool.name, decoded.left.issue)
               const hint =
-                Tool.isDeferred(tool) && options.discovered !== undefined && !options.discovered.has(tool.name)
-                  ? `\n${Texts.undiscoveredHint(tool.name)}`
-                  : ""
+                Tool.isDeferred(tool) && !discovered.has(tool.name) ? `\n${Texts.undiscoveredHint(tool.name)}` : ""
               return errorOutcome(text + hint)
             }
             entry.input = decoded.right
@@ -547,11 +556,24 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
                 }
               }
 
+              const readOnly = Tool.safely(tool.isReadOnly, input)
+              const resources = resourcesOf(tool, input)
+              const cached = readOnly ? yield* cache.lookup(tool, input) : Option.none()
+              if (Option.isSome(cached)) {
+                return {
+                  content: cached.value,
+                  isError: false,
+                  continue: pre.continue,
+                  stopReason: pre.stopReason,
+                  modifier: undefined
+                }
+              }
               const called = Option.match(tool.timeout, {
                 onNone: () => Effect.map(tool.call(input, ctx), Option.some),
                 onSome: (limit) => Effect.timeoutOption(tool.call(input, ctx), limit)
               })
               const exit = yield* Effect.exit(called)
+              if (!readOnly) yield* cache.invalidate(resources)
 
               if (Exit.isSuccess(exit) && Option.isSome(exit.value)) {
                 const returned = exit.value.value
@@ -561,6 +583,7 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
                   Effect.orElseSucceed(() => Tool.defaultToResult(output))
                 )
                 let content: ToolResultContent = isEmptyContent(mapped) ? Texts.emptyResult(tool.name) : mapped
+                if (readOnly) yield* cache.store(tool, input, content, resources)
                 content = yield* store.process({
                   toolUseId: entry.call.id,
                   toolName: tool.name,
@@ -640,6 +663,7 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
                 if (cycle !== undefined) return yield* new DependencyCycleError({ cycle })
               }
               const tool = Option.getOrUndefined(yield* registry.lookup(call.name))
+              if (options.discovered === undefined) discovered = yield* session.state.get(discoveredToolsKey)
               const entry: Entry = {
                 index: entries.length,
                 call,

@@ -12,6 +12,7 @@ import * as Sleep from "../../src/layers/tools/Sleep.js"
 import * as Approver from "../../src/services/Approver.js"
 import * as Hooks from "../../src/services/Hooks.js"
 import * as PermissionPolicy from "../../src/services/PermissionPolicy.js"
+import * as ResultCache from "../../src/services/ResultCache.js"
 import * as ResultStore from "../../src/services/ResultStore.js"
 import * as Session from "../../src/services/Session.js"
 import { type ExecuteOptions, ToolExecutor } from "../../src/services/ToolExecutor.js"
@@ -42,7 +43,7 @@ export class TraceLog extends Effect.Service<TraceLog>()("test/TraceLog", {
 
 const makeTestTool = (
   name: string,
-  flags: Partial<Tool.Definition<TestInput, string>>
+  flags: Omit<Partial<Tool.Definition<TestInput, string>>, "input" | "output" | "progress">
 ): Effect.Effect<Tool.Any, never, TraceLog> =>
   Effect.gen(function* () {
     const log = yield* TraceLog
@@ -52,7 +53,10 @@ const makeTestTool = (
       input: TestInput,
       output: Schema.String,
       summarize: (input) => input.output ?? `ms=${input.ms}`,
-      resources: (input) => (input.path === undefined ? [] : [{ key: input.path, access: "write" as const }]),
+      resources: (input) =>
+        input.path === undefined
+          ? []
+          : [{ key: input.path, access: name === "Read" ? ("read" as const) : ("write" as const) }],
       ...flags,
       call: (input, ctx) =>
         Effect.gen(function* () {
@@ -88,8 +92,12 @@ export const testTools = Layer.mergeAll(
 )
 
 /** The executor over the test tools, with pass-through permissions, no hooks and no result store. */
-export const executorLayer = (config: Partial<StreamingExecutor.ExecutorConfig> = {}) =>
+export const executorLayer = (
+  config: Partial<StreamingExecutor.ExecutorConfig> = {},
+  cache: Layer.Layer<ResultCache.ResultCache> = ResultCache.disabled
+) =>
   StreamingExecutor.layer(config).pipe(
+    Layer.provideMerge(cache),
     Layer.provideMerge(testTools),
     Layer.provideMerge(ToolRegistryLive.layer),
     Layer.provideMerge(
@@ -113,7 +121,11 @@ export const use = (id: string, name: string, input: Partial<TestInput> & { ms?:
 })
 
 /** Runs a batch to the end under TestClock and returns every event. */
-export const runAll = (calls: ReadonlyArray<ToolCall>, options?: ExecuteOptions, advance = "1 hour") =>
+export const runAll = (
+  calls: ReadonlyArray<ToolCall>,
+  options?: ExecuteOptions,
+  advance: Duration.DurationInput = "1 hour"
+) =>
   Effect.gen(function* () {
     const executor = yield* ToolExecutor
     const fiber = yield* Effect.fork(Stream.runCollect(executor.runBatch(calls, options)))

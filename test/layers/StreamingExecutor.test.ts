@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Fiber, Queue, Ref, Stream, TestClock } from "effect"
 import type { ToolCall } from "../../src/domain/ExecutorEvent.js"
 import * as Texts from "../../src/domain/Texts.js"
+import * as ResultCacheLive from "../../src/layers/ResultCacheLive.js"
 import { Session } from "../../src/services/Session.js"
 import { makeControl, ToolExecutor } from "../../src/services/ToolExecutor.js"
 import { executorLayer, results, runAll, stateAt, traces, use } from "./ExecutorHarness.js"
@@ -373,5 +374,16 @@ describe("StreamingExecutor", () => {
         "yielded"
       ])
     }).pipe(Effect.provide(executorLayer()))
+  )
+
+  it.effect("the opt-in result cache reuses identical read-only results until a write touches them", () =>
+    Effect.gen(function* () {
+      const read = (id: string) => use(id, "Read", { ms: 100, path: "/p/a", output: "content" })
+      yield* runAll([read("r1")])
+      yield* runAll([read("r2")])
+      yield* runAll([use("w", "Write", { ms: 10, path: "/p/a" })])
+      yield* runAll([read("r3")])
+      expect((yield* traces).map((t) => t.id)).toEqual(["r1", "w", "r3"])
+    }).pipe(Effect.provide(executorLayer({}, ResultCacheLive.layer({ tools: ["Read"] }))))
   )
 })

@@ -1,0 +1,319 @@
+/**
+ * Permission rules in Claude Code syntax (SPEC §5.1): parsing, and pure matching against tools, shell commands,
+ * paths and URLs. Everything that touches the file system (symlink resolution) is done by the caller, which passes
+ * already-resolved paths in.
+ */
+import * as Path from "node:path"
+import { Either, Schema } from "effect"
+import ignore from "ignore"
+import type { PermissionBehavior } from "./Permission.js"
+import * as Tool from "./Tool.js"
+
+/** A rule string that cannot be parsed; names the rule and the file (or flag) it came from. */
+export class PermissionRuleError extends Schema.TaggedError<PermissionRuleError>()("PermissionRuleError", {
+  rule: Schema.String,
+  source: Schema.String,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `Invalid permission rule ${JSON.stringify(this.rule)} in ${this.source}: ${this.reason}`
+  }
+}
+
+/** One parsed rule, with where it came from. */
+export interface Rule {
+  /** The rule as written (trimmed). */
+  readonly text: string
+  readonly behavior: PermissionBehavior
+  /** The tool name (or `mcp__server`, `mcp__server__*`). */
+  readonly tool: string
+  /** The part in parentheses; `undefined` for a whole-tool rule (`Tool`, `Tool(*)`). */
+  readonly content: string | undefined
+  /** The settings file (or flag, or `session`) the rule came from. */
+  readonly source: string
+  /** The project root `/p` patterns are anchored at. */
+  readonly root: string
+}
+
+/** Where a rule string comes from, for parsing. */
+export interface RuleOrigin {
+  readonly behavior: PermissionBehavior
+  readonly source: string
+  readonly root: string
+}
+
+/** The tools whose rule content is a gitignore-style path pattern. */
+export const pathTools: ReadonlySet<string> = new Set([
+  "Read",
+  "Edit",
+  "Write",
+  "MultiEdit",
+  "NotebookEdit",
+  "Glob",
+  "Grep",
+  "LS"
+])
+
+/** Built-in tools that edit files; `Edit(...)` rules cover them all. */
+export const editTools: ReadonlySet<string> = new Set(["Edit", "Write", "MultiEdit", "NotebookEdit"])
+
+/** Built-in tools that read files; `Read(...)` rules cover them all. */
+export const readTools: ReadonlySet<string> = new Set(["Read", "Glob", "Grep", "LS", "NotebookRead"])
+
+const ruleShape = /^([A-Za-z0-9_.-]+(?:__\*)?)(?:\(([\s\S]*)\))?$/
+
+/** Parses one rule string; a malformed one is a `PermissionRuleError` naming the rule and its source. */
+export const parse = (text: string, origin: RuleOrigin): Either.Either<Rule, PermissionRuleError> => {
+  const trimmed = text.trim()
+  const fail = (reason: string) => Either.left(new PermissionRuleError({ rule: text, source: origin.source, reason }))
+  if (trimmed === "") return fail("the rule is empty")
+  const match = ruleShape.exec(trimmed)
+  if (match === null) {
+    if (/^[A-Za-z0-9_.-]+\(/.test(trimmed))
+      return fail("expected `Tool(content)` with a closing parenthesis at the end")
+    return fail("expected `Tool` or `Tool(content)`; a tool name has only letters, digits, `_`, `-` and `.`")
+  }
+  const tool = match[1]
+  const raw = match[2]
+  const base = { text: trimmed, behavior: origin.behavior, tool, source: origin.source, root: origin.root }
+  if (raw === undefined || raw.trim() === "*") return Either.right({ ...base, content: undefined })
+  const content = raw.trim()
+  if (content === "") return fail(`empty parentheses; write \`${tool}\` for the whole tool`)
+  if (tool.startsWith("mcp__")) return fail("MCP rules take no content: use `mcp__server`, `mcp__server__*` or a tool")
+  if (tool === "Bash") {
+    const at = content.indexOf(":*")
+    if (at !== -1 && at !== content.length - 2) return fail("`:*` is only allowed at the end of a Bash rule")
+    if (content === ":*") return fail("a prefix rule needs a prefix before `:*`")
+  }
+  if (tool === "WebFetch" && !/^domain:[^\s/:@]+$/.test(content)) {
+    return fail("WebFetch rules have the form `WebFetch(domain:example.com)`")
+  }
+  return Either.right({ ...base, content })
+}
+
+/** Parses rules, collecting every error. */
+export const parseAll = (
+  texts: ReadonlyArray<string>,
+  origin: RuleOrigin
+): Either.Either<ReadonlyArray<Rule>, PermissionRuleError> => {
+  const rules: Array<Rule> = []
+  for (const text of texts) {
+    const parsed = parse(text, origin)
+    if (Either.isLeft(parsed)) return Either.left(parsed.left)
+    rules.push(parsed.right)
+  }
+  return Either.right(rules)
+}
+
+/** Splits a `--allowed-tools` / `--disallowed-tools` value into rule strings (comma or space separated). */
+export const splitRuleList = (value: string): ReadonlyArray<string> => {
+  const out: Array<string> = []
+  let current = ""
+  let depth = 0
+  for (const ch of value) {
+    if (ch === "(") depth++
+    if (ch === ")") depth = Math.max(0, depth - 1)
+    if (depth === 0 && (ch === "," || /\s/.test(ch))) {
+      if (current.trim() !== "") out.push(current.trim())
+      current = ""
+      continue
+    }
+    current += ch
+  }
+  if (current.trim() !== "") out.push(current.trim())
+  return out
+}
+
+const serverOf = (name: string): string | undefined => {
+  if (!name.startsWith("mcp__")) return undefined
+  const rest = name.slice(5)
+  const end = rest.indexOf("__")
+  return end === -1 ? rest : rest.slice(0, end)
+}
+
+/** Whether a whole-tool rule names this tool (by name or alias; `mcp__server` and `mcp__server__*` cover a server). */
+export const namesTool = (
+  ruleTool: string,
+  tool: { readonly name: string; readonly aliases: ReadonlyArray<string> }
+) => {
+  const names = [tool.name, ...tool.aliases]
+  if (names.includes(ruleTool)) return true
+  if (!ruleTool.startsWith("mcp__")) return false
+  const rest = ruleTool.slice(5)
+  const server = rest.endsWith("__*") ? rest.slice(0, -3) : rest.includes("__") ? undefined : rest
+  return server !== undefined && server !== "" && names.some((n) => serverOf(n) === server && n.length > 5)
+}
+
+/** True when the call edits files: a built-in editing tool, or a `file` tool that is not read-only for this input. */
+export const isEditCall = (tool: Tool.Any, input: unknown): boolean =>
+  editTools.has(tool.name) || (tool.category === "file" && !Tool.safely(tool.isReadOnly, input))
+
+/** True when the call reads files: a built-in reading tool, or a read-only `file`/`search` tool. */
+export const isReadCall = (tool: Tool.Any, input: unknown): boolean =>
+  readTools.has(tool.name) ||
+  ((tool.category === "file" || tool.category === "search") && Tool.safely(tool.isReadOnly, input))
+
+/** Whether a content rule applies to this call: same tool, or an `Edit(...)`/`Read(...)` rule covering it. */
+export const coversCall = (rule: Rule, tool: Tool.Any, input: unknown): boolean =>
+  namesTool(rule.tool, tool) ||
+  (rule.tool === "Edit" && isEditCall(tool, input)) ||
+  (rule.tool === "Read" && isReadCall(tool, input))
+
+// --- Bash -------------------------------------------------------------------------------------------------------
+
+const collapse = (s: string): string => s.trim().replace(/\s+/g, " ")
+
+const escapeRegExp = (s: string): string => s.replace(/[.+?^${}()|[\]\\]/g, "\\$&")
+
+/**
+ * Matches a `Bash(...)` rule's content against one normalized simple command: `prefix:*` (the command is `prefix`
+ * or starts with `prefix `), a `*` wildcard pattern anchored at both ends, or an exact command.
+ */
+export const matchesCommand = (content: string, command: string): boolean => {
+  const pattern = collapse(content)
+  const cmd = collapse(command)
+  if (pattern.endsWith(":*")) {
+    const prefix = pattern.slice(0, -2).trimEnd()
+    return cmd === prefix || cmd.startsWith(`${prefix} `)
+  }
+  if (pattern.includes("*")) {
+    const source = pattern.split("*").map(escapeRegExp).join("[\\s\\S]*")
+    return new RegExp(`^${source}$`).test(cmd)
+  }
+  return cmd === pattern
+}
+
+const passThroughWords: ReadonlySet<string> = new Set(["command", "builtin", "sudo", "xargs", "doas"])
+
+/**
+ * The forms of a simple command a deny or ask rule is matched against: the command itself, and (stricter) the
+ * command with `command`/`builtin`/`sudo`/`xargs` and their flags stripped.
+ */
+export const denyForms = (argv: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const forms = [argv.join(" ")]
+  let rest = argv
+  while (rest.length > 0 && passThroughWords.has(rest[0])) {
+    rest = rest.slice(1)
+    while (rest.length > 0 && rest[0].startsWith("-")) rest = rest.slice(1)
+    if (rest.length > 0) forms.push(rest.join(" "))
+  }
+  return forms
+}
+
+// --- Paths ------------------------------------------------------------------------------------------------------
+
+/** A path rule's anchor directory (absolute, not yet symlink-resolved) and its gitignore pattern relative to it. */
+export interface PathPattern {
+  readonly anchor: string
+  /** The gitignore pattern; `""` means "the anchor and everything under it". */
+  readonly pattern: string
+}
+
+/** The directories a path pattern is resolved against. */
+export interface PathBases {
+  readonly cwd: string
+  readonly home: string
+}
+
+const globChars = /[*?[\]{}!\\]/
+
+/**
+ * Splits a path rule's content into an anchor directory and a gitignore pattern: `//abs` is absolute, `~/p` is under
+ * home, `/p` is under the rule's project root, `./p` and `p` under the working directory. Literal leading directories
+ * become part of the anchor (so that symlinks in them can be resolved); a bare name without a slash matches at any
+ * depth below the working directory, as in gitignore.
+ */
+export const pathPattern = (rule: Rule, bases: PathBases): PathPattern => {
+  const content = rule.content ?? ""
+  let base: string
+  let rest: string
+  let anchored = true
+  if (content.startsWith("//")) {
+    base = "/"
+    rest = content.slice(2)
+  } else if (content === "~" || content.startsWith("~/")) {
+    base = bases.home
+    rest = content.slice(2)
+  } else if (content.startsWith("/")) {
+    base = rule.root
+    rest = content.slice(1)
+  } else if (content.startsWith("./")) {
+    base = bases.cwd
+    rest = content.slice(2)
+  } else {
+    base = bases.cwd
+    rest = content
+    anchored = rest.replace(/\/+$/, "").includes("/")
+  }
+  const trailing = rest.endsWith("/")
+  const segments = rest.split("/").filter((s) => s !== "" && s !== ".")
+  let anchor = base
+  let i = 0
+  while (i < segments.length - 1 && !globChars.test(segments[i])) {
+    anchor = Path.resolve(anchor, segments[i])
+    i++
+  }
+  if (segments.length === 1 && segments[0] === "..") return { anchor: Path.resolve(anchor, ".."), pattern: "" }
+  const remaining = segments.slice(i)
+  if (remaining.length === 1 && remaining[0] === "**") return { anchor, pattern: "" }
+  if (remaining.length === 0) return { anchor, pattern: "" }
+  return { anchor, pattern: `${anchored ? "/" : ""}${remaining.join("/")}${trailing ? "/" : ""}` }
+}
+
+const matchers = new Map<string, ReturnType<typeof ignore>>()
+
+const matcherFor = (pattern: string, ignoreCase: boolean) => {
+  const key = `${ignoreCase ? "i" : "s"}:${pattern}`
+  const cached = matchers.get(key)
+  if (cached !== undefined) return cached
+  const made = ignore({ ignorecase: ignoreCase }).add(pattern)
+  matchers.set(key, made)
+  return made
+}
+
+/** True when `child` is `parent` or inside it (both absolute and normalized). */
+export const isInside = (parent: string, child: string): boolean => {
+  const rel = Path.relative(parent, child)
+  return rel === "" || (!rel.startsWith("..") && !Path.isAbsolute(rel))
+}
+
+/**
+ * Matches a resolved path against a path pattern whose anchor is resolved too. Deny and ask rules match
+ * case-insensitively (stricter), allow rules case-sensitively.
+ */
+export const matchesPath = (anchor: string, pattern: string, path: string, behavior: PermissionBehavior): boolean => {
+  if (!isInside(anchor, path)) return false
+  const rel = Path.relative(anchor, path)
+  if (pattern === "") return true
+  if (rel === "") return false
+  return matcherFor(pattern, behavior !== "allow").ignores(rel)
+}
+
+// --- URLs -------------------------------------------------------------------------------------------------------
+
+/** The host of a URL, lower-cased, or undefined when it does not parse. */
+export const hostOf = (url: string): string | undefined => {
+  try {
+    const host = new URL(url).hostname.toLowerCase()
+    return host === "" ? undefined : host.replace(/^\[|\]$/g, "").replace(/\.$/, "")
+  } catch {
+    return undefined
+  }
+}
+
+/** Matches a `WebFetch(domain:…)` rule content against a host; `domain:*.example.com` covers subdomains. */
+export const matchesDomain = (content: string, host: string): boolean => {
+  const domain = content.slice("domain:".length).toLowerCase().replace(/\.$/, "")
+  if (domain.startsWith("*.")) return host.endsWith(domain.slice(1))
+  return host === domain
+}
+
+// --- Suggestions ------------------------------------------------------------------------------------------------
+
+/** The `Bash(prefix:*)` rule an "always" approval adds for one simple command: the command and its subcommand. */
+export const bashPrefixRule = (argv: ReadonlyArray<string>): string | undefined => {
+  if (argv.length === 0) return undefined
+  const words = [argv[0]]
+  if (argv.length > 1 && /^[A-Za-z][A-Za-z0-9_-]*$/.test(argv[1])) words.push(argv[1])
+  return `Bash(${words.join(" ")}:*)`
+}

@@ -1,0 +1,264 @@
+/**
+ * Settings files in Claude Code's shape (SPEC §5.7): the Schema, decoding with errors that name the file and the
+ * JSON path, and the merge of several sources into the effective permission settings.
+ */
+import * as Path from "node:path"
+import { Either, ParseResult, Schema } from "effect"
+import { HooksConfig } from "./HookConfig.js"
+import type { PermissionMode } from "./Permission.js"
+import { permissionModes } from "./Permission.js"
+import * as PermissionRule from "./PermissionRule.js"
+
+/** The `permissions` section. Unknown keys are allowed and kept. */
+export const PermissionsSection = Schema.Struct(
+  {
+    allow: Schema.optional(Schema.Array(Schema.String)),
+    ask: Schema.optional(Schema.Array(Schema.String)),
+    deny: Schema.optional(Schema.Array(Schema.String)),
+    defaultMode: Schema.optional(Schema.Literal(...permissionModes)),
+    additionalDirectories: Schema.optional(Schema.Array(Schema.String))
+  },
+  Schema.Record({ key: Schema.String, value: Schema.Unknown })
+)
+export type PermissionsSection = typeof PermissionsSection.Type
+
+/** A whole settings file. Unknown keys are allowed and kept. */
+export const SettingsFile = Schema.Struct(
+  {
+    permissions: Schema.optional(PermissionsSection),
+    hooks: Schema.optional(HooksConfig)
+  },
+  Schema.Record({ key: Schema.String, value: Schema.Unknown })
+)
+export type SettingsFile = typeof SettingsFile.Type
+
+/** A settings file that is not valid JSON; names the file and the line:column of the problem. */
+export class SettingsJsonError extends Schema.TaggedError<SettingsJsonError>()("SettingsJsonError", {
+  file: Schema.String,
+  line: Schema.Number,
+  column: Schema.Number,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `Invalid settings file ${this.file}:${this.line}:${this.column}: ${this.reason}`
+  }
+}
+
+/** A settings file with the wrong shape; names the file and the JSON path (e.g. `permissions.allow[2]`). */
+export class SettingsShapeError extends Schema.TaggedError<SettingsShapeError>()("SettingsShapeError", {
+  file: Schema.String,
+  path: Schema.String,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `Invalid settings file ${this.file}: at ${this.path === "" ? "the top level" : this.path}: ${this.reason}`
+  }
+}
+
+/** A settings file that cannot be read (other than missing, which is fine). */
+export class SettingsReadError extends Schema.TaggedError<SettingsReadError>()("SettingsReadError", {
+  file: Schema.String,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `Cannot read settings file ${this.file}: ${this.reason}`
+  }
+}
+
+/** Every way loading settings can fail. */
+export type SettingsError =
+  | SettingsJsonError
+  | SettingsShapeError
+  | SettingsReadError
+  | PermissionRule.PermissionRuleError
+
+/** Formats a parse path as a JSON path: `permissions.allow[2]`. */
+export const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
+  path
+    .map((key, i) =>
+      typeof key === "number"
+        ? `[${key}]`
+        : /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(String(key))
+          ? `${i === 0 ? "" : "."}${String(key)}`
+          : `[${JSON.stringify(String(key))}]`
+    )
+    .join("")
+
+/** Line and column (1-based) of a character offset. */
+export const lineColumn = (text: string, offset: number): { readonly line: number; readonly column: number } => {
+  const before = text.slice(0, Math.max(0, Math.min(offset, text.length)))
+  const lines = before.split("\n")
+  return { line: lines.length, column: lines[lines.length - 1].length + 1 }
+}
+
+const stringToken = /"(?:[^"\\]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*"/y
+const numberToken = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y
+const literalToken = /true|false|null/y
+
+/** The offset of the first syntax error in JSON text (its length when the text ends too early). */
+export const jsonErrorOffset = (text: string): number => {
+  let i = 0
+  const ws = () => {
+    while (i < text.length && " \t\n\r".includes(text[i])) i++
+  }
+  const token = (re: RegExp): boolean => {
+    re.lastIndex = i
+    if (!re.test(text)) return false
+    const control = [...text.slice(i, re.lastIndex)].findIndex((ch) => ch.charCodeAt(0) < 0x20)
+    if (control !== -1) {
+      i += control
+      return false
+    }
+    i = re.lastIndex
+    return true
+  }
+  const value = (): boolean => {
+    ws()
+    const c = text[i]
+    if (c === "{" || c === "[") {
+      const close = c === "{" ? "}" : "]"
+      i++
+      ws()
+      if (text[i] === close) {
+        i++
+        return true
+      }
+      for (;;) {
+        if (c === "{") {
+          ws()
+          if (!token(stringToken)) return false
+          ws()
+          if (text[i] !== ":") return false
+          i++
+        }
+        if (!value()) return false
+        ws()
+        if (text[i] === ",") {
+          i++
+          continue
+        }
+        if (text[i] !== close) return false
+        i++
+        return true
+      }
+    }
+    if (c === '"') return token(stringToken)
+    return token(numberToken) || token(literalToken)
+  }
+  if (value()) ws()
+  return i
+}
+
+const parseJson = (file: string, text: string): Either.Either<unknown, SettingsJsonError> => {
+  try {
+    return Either.right(JSON.parse(text))
+  } catch (e) {
+    const reason = e instanceof Error ? e.message : String(e)
+    const { column, line } = lineColumn(text, jsonErrorOffset(text))
+    return Either.left(new SettingsJsonError({ file, line, column, reason: reason.split("\n")[0] }))
+  }
+}
+
+/** Decodes the text of a settings file, naming the file in every error. */
+export const decode = (
+  file: string,
+  text: string
+): Either.Either<SettingsFile, SettingsJsonError | SettingsShapeError> =>
+  Either.flatMap(parseJson(file, text), (json) =>
+    Either.mapLeft(
+      Schema.decodeUnknownEither(SettingsFile, { errors: "first", onExcessProperty: "preserve" })(json),
+      (error) => {
+        const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+        return new SettingsShapeError({
+          file,
+          path: issue === undefined ? "" : formatPath(issue.path),
+          reason: issue === undefined ? "does not match the settings schema" : issue.message
+        })
+      }
+    )
+  )
+
+/** Which of the first three sources are read (`--setting-sources`). */
+export type SettingSourceKind = "user" | "project" | "local"
+
+/** One decoded settings source, lowest precedence first. */
+export interface Source {
+  /** The file path, or a flag name such as `--allowed-tools`. */
+  readonly name: string
+  /** The project root `/p` rules of this source are anchored at. */
+  readonly root: string
+  /** Relative `additionalDirectories` are resolved against this directory. */
+  readonly base: string
+  readonly settings: SettingsFile
+}
+
+/** The effective permission settings: rules with their sources, the mode and the extra working directories. */
+export interface Permissions {
+  readonly allow: ReadonlyArray<PermissionRule.Rule>
+  readonly ask: ReadonlyArray<PermissionRule.Rule>
+  readonly deny: ReadonlyArray<PermissionRule.Rule>
+  readonly defaultMode: PermissionMode
+  readonly additionalDirectories: ReadonlyArray<string>
+}
+
+/** The merge of every source. */
+export interface Merged {
+  readonly permissions: Permissions
+  readonly hooks: HooksConfig
+  /** Every top-level key of every source, later sources overriding earlier ones (permissions and hooks merged). */
+  readonly settings: SettingsFile
+  readonly sources: ReadonlyArray<string>
+}
+
+/**
+ * Merges sources, lowest precedence first: rule lists are concatenated (each rule keeps its source), the last
+ * `defaultMode` wins, additional directories are joined, hook matchers are concatenated per event, and other keys
+ * are overridden by later sources. A malformed rule fails with its text and source.
+ */
+export const merge = (sources: ReadonlyArray<Source>): Either.Either<Merged, PermissionRule.PermissionRuleError> => {
+  const allow: Array<PermissionRule.Rule> = []
+  const ask: Array<PermissionRule.Rule> = []
+  const deny: Array<PermissionRule.Rule> = []
+  const dirs: Array<string> = []
+  const hooks: Record<string, Array<HooksConfig[string][number]>> = {}
+  let defaultMode: PermissionMode = "default"
+  let settings: Record<string, unknown> = {}
+  for (const source of sources) {
+    const p = source.settings.permissions
+    for (const [behavior, list, into] of [
+      ["allow", p?.allow, allow],
+      ["ask", p?.ask, ask],
+      ["deny", p?.deny, deny]
+    ] as const) {
+      const parsed = PermissionRule.parseAll(list ?? [], { behavior, source: source.name, root: source.root })
+      if (Either.isLeft(parsed)) return Either.left(parsed.left)
+      into.push(...parsed.right)
+    }
+    if (p?.defaultMode !== undefined) defaultMode = p.defaultMode
+    for (const dir of p?.additionalDirectories ?? []) {
+      const resolved = Path.resolve(source.base, dir)
+      if (!dirs.includes(resolved)) dirs.push(resolved)
+    }
+    for (const [event, matchers] of Object.entries(source.settings.hooks ?? {})) {
+      hooks[event] = [...(hooks[event] ?? []), ...matchers]
+    }
+    settings = { ...settings, ...source.settings }
+  }
+  const permissions: Permissions = { allow, ask, deny, defaultMode, additionalDirectories: dirs }
+  return Either.right({
+    permissions,
+    hooks,
+    settings: {
+      ...settings,
+      permissions: {
+        allow: allow.map((r) => r.text),
+        ask: ask.map((r) => r.text),
+        deny: deny.map((r) => r.text),
+        defaultMode,
+        additionalDirectories: dirs
+      },
+      hooks
+    },
+    sources: sources.map((s) => s.name)
+  })
+}

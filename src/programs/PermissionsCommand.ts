@@ -1,0 +1,161 @@
+/**
+ * `armature permissions check`: decides one call with the settings and flags of SPEC §5.7 and prints the decision
+ * with its trace (SPEC §5.6, §10). It runs nothing, not even hooks.
+ */
+import * as Path from "node:path"
+import { Command, Options } from "@effect/cli"
+import { NodeFileSystem } from "@effect/platform-node"
+import { Console, Effect, Either, Layer, Option, ParseResult, Schema } from "effect"
+import { type PermissionMode, passthrough, permissionModes } from "../domain/Permission.js"
+import * as Tool from "../domain/Tool.js"
+import * as RulePermissionPolicy from "../layers/RulePermissionPolicy.js"
+import * as SettingsLoader from "../layers/SettingsLoader.js"
+import * as TreeSitterShellAnalyzer from "../layers/TreeSitterShellAnalyzer.js"
+import { PermissionPolicy } from "../services/PermissionPolicy.js"
+import { Settings } from "../services/Settings.js"
+import { ToolRegistry } from "../services/ToolRegistry.js"
+import { toolsLayer } from "./Runtime.js"
+
+/** A usage problem: printed on stderr, exit status 2. */
+class UsageError extends Schema.TaggedError<UsageError>()("UsageError", { message: Schema.String }) {}
+
+/** A tool that stands in for a name the registry does not know: no flags, so fail-closed defaults. */
+export const standIn = (name: string) =>
+  Tool.make({
+    name,
+    description: `Stand-in for the unknown tool ${name}`,
+    input: Schema.Struct({ input: Schema.optional(Schema.Unknown) }),
+    output: Schema.Unknown,
+    checkPermissions: () => Effect.succeed(passthrough),
+    call: () => Effect.void
+  })
+
+/** The options of `check`. */
+export interface CheckOptions {
+  readonly tool: string
+  readonly input: string
+  readonly settings: ReadonlyArray<string>
+  readonly settingSources: Option.Option<string>
+  readonly permissionMode: Option.Option<PermissionMode>
+  readonly allowedTools: ReadonlyArray<string>
+  readonly disallowedTools: ReadonlyArray<string>
+  readonly cwd: string
+}
+
+/** Decides one call and returns the printed object. */
+export const check = (options: CheckOptions) =>
+  Effect.gen(function* () {
+    const cwd = Path.resolve(options.cwd)
+    const rawInput = yield* Either.try({
+      try: () => JSON.parse(options.input) as unknown,
+      catch: (e) => new UsageError({ message: `Invalid --input JSON: ${e instanceof Error ? e.message : String(e)}` })
+    })
+    const settingSources = Option.isSome(options.settingSources)
+      ? yield* Either.mapLeft(
+          SettingsLoader.parseSettingSources(options.settingSources.value),
+          (e) => new UsageError({ message: e.message })
+        )
+      : undefined
+    // Loaded before any layer is built, so that a malformed file is reported as itself (not as an interruption).
+    const settings = yield* SettingsLoader.make({
+      projectDir: cwd,
+      cwd,
+      settingSources,
+      settingsFiles: options.settings,
+      allowedTools: options.allowedTools,
+      disallowedTools: options.disallowedTools,
+      permissionMode: Option.getOrUndefined(options.permissionMode)
+    })
+    const policyLayer = RulePermissionPolicy.layer.pipe(
+      Layer.provide(
+        Layer.mergeAll(Layer.succeed(Settings, settings), TreeSitterShellAnalyzer.layer, NodeFileSystem.layer)
+      )
+    )
+    return yield* Effect.gen(function* () {
+      const registry = yield* ToolRegistry
+      const policy = yield* PermissionPolicy
+      const found = yield* registry.lookup(options.tool)
+      const known = Option.isSome(found)
+      const tool = Option.isSome(found) ? found.value : yield* standIn(options.tool)
+      const input = known
+        ? yield* Schema.decodeUnknown(tool.input)(rawInput).pipe(
+            Effect.mapError(
+              (e) =>
+                new UsageError({
+                  message: `--input does not match ${tool.name}'s input schema:\n${ParseResult.TreeFormatter.formatErrorSync(e)}`
+                })
+            )
+          )
+        : rawInput
+      const decision = yield* policy.decide({
+        tool,
+        input,
+        toolUseId: "permissions-check",
+        context: {
+          toolUseId: "permissions-check",
+          cwd,
+          permissionMode: policy.mode,
+          progress: () => Effect.void,
+          interrupted: Effect.never,
+          state: yield* Tool.makeSessionState
+        }
+      })
+      const note = known
+        ? ""
+        : `${options.tool} is not a known tool, so it was decided by rules alone with a stand-in that is not read-only. `
+      return {
+        behavior: decision.behavior,
+        reason: `${note}${decision.reason}`,
+        rule: decision.rule,
+        source: decision.source,
+        trace: decision.trace
+      }
+    }).pipe(Effect.provide(policyLayer), Effect.provide(toolsLayer(cwd)))
+  })
+
+const ruleList = (name: string, description: string) =>
+  Options.text(name).pipe(Options.withDescription(description), Options.repeated)
+
+const checkCommand = Command.make(
+  "check",
+  {
+    tool: Options.text("tool").pipe(Options.withDescription("The tool's name, e.g. Bash")),
+    input: Options.text("input").pipe(Options.withDescription("The call's input as a JSON object")),
+    settings: Options.text("settings").pipe(
+      Options.withDescription("A settings file read after the standard ones (repeatable)"),
+      Options.repeated
+    ),
+    settingSources: Options.text("setting-sources").pipe(
+      Options.withDescription("Which standard settings files to read: user,project,local"),
+      Options.optional
+    ),
+    permissionMode: Options.choice("permission-mode", permissionModes).pipe(
+      Options.withDescription("The permission mode"),
+      Options.optional
+    ),
+    allowedTools: ruleList("allowed-tools", "Allow rules, comma or space separated (repeatable)"),
+    disallowedTools: ruleList("disallowed-tools", "Deny rules, comma or space separated (repeatable)"),
+    cwd: Options.directory("cwd").pipe(
+      Options.withDescription("Working directory and project root (default: the current directory)"),
+      Options.withDefault(process.cwd())
+    )
+  },
+  (options) =>
+    check(options).pipe(
+      Effect.flatMap((result) => Console.log(JSON.stringify(result))),
+      Effect.catchAll((error) =>
+        Effect.zipRight(
+          Console.error(`armature permissions check: ${error.message}`),
+          Effect.sync(() => {
+            process.exitCode = 2
+          })
+        )
+      )
+    )
+).pipe(Command.withDescription("Decide one call and print the decision with its trace; runs nothing, no hooks"))
+
+/** `armature permissions`. */
+export const command = Command.make("permissions").pipe(
+  Command.withDescription("Inspect permission decisions"),
+  Command.withSubcommands([checkCommand])
+)
