@@ -380,6 +380,8 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
             let exclusive = running.some((e) => !e.safe)
             while (firstQueued < entries.length && entries[firstQueued].status !== "queued") firstQueued++
             for (let i = firstQueued; i < entries.length; i++) {
+              // nothing behind this point can start: the cap is reached, or an unsafe call runs alone
+              if (count >= maxConcurrency || (scheduling === "partition" && exclusive)) break
               const entry = entries[i]
               if (entry.status !== "queued") continue
               if (!entry.prepared) {

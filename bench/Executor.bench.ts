@@ -1,0 +1,127 @@
+/**
+ * Executor benchmarks, printing one JSON object per line:
+ * - overhead: 10,000 no-op calls through the executor (full pipeline, pass-through permissions and hooks)
+ *   against a plain Effect.forEach over the same handlers with the same concurrency, as a ratio;
+ * - streaming: virtual time (TestClock) of the seed 000 example `[Read a, Read b, Bash, Read c]` when calls start
+ *   as the model streams them versus "wait for the full response, then run".
+ * Run: node --import tsx bench/Executor.bench.ts
+ */
+import { Chunk, Effect, Fiber, Layer, Schema, Stream, TestClock, TestContext } from "effect"
+import type { ToolCall } from "../src/domain/ExecutorEvent.js"
+import * as Tool from "../src/domain/Tool.js"
+import * as StreamingExecutor from "../src/layers/StreamingExecutor.js"
+import * as ToolRegistryLive from "../src/layers/ToolRegistryLive.js"
+import * as Approver from "../src/services/Approver.js"
+import * as Hooks from "../src/services/Hooks.js"
+import * as PermissionPolicy from "../src/services/PermissionPolicy.js"
+import * as ResultStore from "../src/services/ResultStore.js"
+import * as Session from "../src/services/Session.js"
+import { ToolExecutor } from "../src/services/ToolExecutor.js"
+
+const Input = Schema.Struct({ ms: Schema.Number })
+
+const handler = (input: { readonly ms: number }) =>
+  input.ms === 0 ? Effect.succeed("ok") : Effect.as(Effect.sleep(input.ms), "ok")
+
+const tool = (name: string, safe: boolean) =>
+  ToolRegistryLive.register(
+    Tool.make({
+      name,
+      description: name,
+      input: Input,
+      output: Schema.String,
+      isConcurrencySafe: () => safe,
+      isReadOnly: () => safe,
+      call: handler
+    })
+  )
+
+const layer = StreamingExecutor.layer({ maxConcurrency: 10 }).pipe(
+  Layer.provideMerge(Layer.mergeAll(tool("Read", true), tool("Bash", false))),
+  Layer.provideMerge(ToolRegistryLive.layer),
+  Layer.provideMerge(
+    Layer.mergeAll(
+      PermissionPolicy.allowAll,
+      Approver.headless,
+      Hooks.none,
+      ResultStore.keepAll,
+      Session.layer({ cwd: process.cwd() })
+    )
+  )
+)
+
+const call = (id: string, name: string, ms: number): ToolCall => ({ type: "tool_use", id, name, input: { ms } })
+
+const overhead = Effect.gen(function* () {
+  const n = 10_000
+  const executor = yield* ToolExecutor
+  const calls = Array.from({ length: n }, (_, i) => call(`c${i}`, "Read", 0))
+  const time = <A, E>(effect: Effect.Effect<A, E>) =>
+    Effect.gen(function* () {
+      const start = performance.now()
+      yield* effect
+      return performance.now() - start
+    })
+  // warm up both paths once
+  yield* executor.runBatchCollect(calls.slice(0, 500))
+  yield* Effect.forEach(calls.slice(0, 500), () => handler({ ms: 0 }), { concurrency: 10 })
+  const executorMs = yield* time(executor.runBatchCollect(calls))
+  const forEachMs = yield* time(
+    Effect.forEach(calls, (c) => handler(c.input as { ms: number }), { concurrency: 10, discard: true })
+  )
+  return {
+    name: "executor-overhead",
+    calls: n,
+    executor_ms: Math.round(executorMs),
+    forEach_ms: Math.round(forEachMs),
+    executor_us_per_call: Math.round((executorMs * 1000) / n),
+    forEach_us_per_call: Math.round(((forEachMs * 1000) / n) * 100) / 100,
+    ratio: Math.round((executorMs / forEachMs) * 10) / 10
+  }
+})
+
+/** The seed 000 example: the model streams four calls over 2 s; running them takes 5 s as a batch. */
+const seedCalls: ReadonlyArray<readonly [ToolCall, number]> = [
+  [call("a", "Read", 1500), 500],
+  [call("b", "Read", 1500), 1000],
+  [call("bash", "Bash", 2000), 1500],
+  [call("c", "Read", 1500), 2000]
+]
+const streamEnd = 2000
+
+const streamingVsBatch = Effect.gen(function* () {
+  const executor = yield* ToolExecutor
+  const makespan = (events: Chunk.Chunk<{ readonly type: string; readonly t_ms?: number }>) =>
+    Math.max(...Chunk.toReadonlyArray(events).map((e) => e.t_ms ?? 0))
+  // streaming: each call enters the executor when its content block ends
+  let previous = 0
+  const streamed = Stream.fromIterable(seedCalls).pipe(
+    Stream.mapEffect(([c, at]) => {
+      const wait = at - previous
+      previous = at
+      return Effect.as(Effect.sleep(wait), c)
+    })
+  )
+  const fiber = yield* Effect.fork(Stream.runCollect(executor.execute(streamed)))
+  yield* TestClock.adjust("1 minute")
+  const streaming = makespan(yield* Fiber.join(fiber))
+  // batch: wait for the whole response, then run the same calls
+  const batchFiber = yield* Effect.fork(Stream.runCollect(executor.runBatch(seedCalls.map(([c]) => c))))
+  yield* TestClock.adjust("1 minute")
+  const batch = streamEnd + makespan(yield* Fiber.join(batchFiber))
+  return {
+    name: "streaming-vs-batch (seed 000, virtual time)",
+    calls: seedCalls.map(([c, at]) => `${c.name}@${at}ms for ${(c.input as { ms: number }).ms}ms`),
+    model_stream_ms: streamEnd,
+    wait_then_run_ms: batch,
+    streaming_ms: streaming,
+    speedup: Math.round((batch / streaming) * 100) / 100
+  }
+})
+
+const main = Effect.gen(function* () {
+  console.log(JSON.stringify(yield* overhead))
+  console.log(JSON.stringify(yield* streamingVsBatch.pipe(Effect.provide(TestContext.TestContext))))
+})
+
+Effect.runPromise(main.pipe(Effect.provide(layer)))
