@@ -3,13 +3,21 @@
  */
 import { Command } from "@effect/cli"
 import * as ExecCommand from "./ExecCommand.js"
+import * as McpCommand from "./McpCommand.js"
 import * as PermissionsCommand from "./PermissionsCommand.js"
+import * as RunCommand from "./RunCommand.js"
 import * as ToolsCommand from "./ToolsCommand.js"
 
 /** The root command. */
 export const root = Command.make("armature").pipe(
   Command.withDescription("Run an LLM agent's tool calls: permissions, hooks and a streaming executor"),
-  Command.withSubcommands([ExecCommand.command, ToolsCommand.command, PermissionsCommand.command])
+  Command.withSubcommands([
+    ExecCommand.command,
+    ToolsCommand.command,
+    PermissionsCommand.command,
+    RunCommand.command,
+    McpCommand.command
+  ])
 )
 
 /** The version printed by `--version`. */

@@ -1,0 +1,37 @@
+/**
+ * The MCP client side: connections to the servers of `.mcp.json`, whose tools live in the ToolRegistry.
+ */
+import { Context, type Effect } from "effect"
+import { pendingMcpServersKey } from "../domain/DeferredTools.js"
+
+/** Where a server's connection stands. */
+export type ServerState = "connecting" | "connected" | "reconnecting" | "failed" | "closed"
+
+/** One server as the client side sees it. */
+export interface ServerStatus {
+  readonly name: string
+  readonly state: ServerState
+  /** The registry names of the tools it currently contributes. */
+  readonly tools: ReadonlyArray<string>
+  /** How many times the connection was (re-)established. */
+  readonly connections: number
+  /** The last connection error, if any. */
+  readonly lastError: string | undefined
+}
+
+/** The session-state key listing the servers still connecting, so ToolSearch can say their tools are coming. */
+export const pendingServersKey = pendingMcpServersKey
+
+/** The port. */
+export class McpClients extends Context.Tag("armature/McpClients")<
+  McpClients,
+  {
+    /** Every configured server's status, in configuration order. */
+    readonly servers: Effect.Effect<ReadonlyArray<ServerStatus>>
+    /**
+     * Completes when every server has finished its first connection attempt (connected or failed), so a caller
+     * that must see the tools (e.g. a one-shot `exec`) can wait; the agent loop need not.
+     */
+    readonly ready: Effect.Effect<void>
+  }
+>() {}

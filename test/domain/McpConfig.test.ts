@@ -1,0 +1,77 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Either } from "effect"
+import * as McpConfig from "../../src/domain/McpConfig.js"
+import * as PermissionRule from "../../src/domain/PermissionRule.js"
+
+const origin = { behavior: "deny" as const, source: "test", root: "/" }
+
+describe("McpConfig", () => {
+  it("decodes stdio and http servers with defaults", () => {
+    const decoded = McpConfig.decodeText(
+      ".mcp.json",
+      JSON.stringify({
+        mcpServers: {
+          local: { command: "node", args: ["server.js"], env: { A: "1" } },
+          bare: { type: "stdio", command: "srv" },
+          remote: { type: "http", url: "http://127.0.0.1:9/mcp", headers: { Authorization: "Bearer x" } }
+        }
+      })
+    )
+    expect(decoded).toEqual(
+      Either.right({
+        mcpServers: {
+          local: { command: "node", args: ["server.js"], env: { A: "1" } },
+          bare: { type: "stdio", command: "srv", args: [], env: {} },
+          remote: { type: "http", url: "http://127.0.0.1:9/mcp", headers: { Authorization: "Bearer x" } }
+        }
+      })
+    )
+  })
+
+  it("names the file and the JSON path of every problem", () => {
+    const message = (text: string) =>
+      Either.match(McpConfig.decodeText("/p/.mcp.json", text), { onLeft: (e) => e.message, onRight: () => "ok" })
+    expect(message('{"mcpServers":{"a":{"args":["x"]},"b":{"type":"http","url":"not a url"}}}')).toEqual(
+      'Invalid MCP config /p/.mcp.json: mcpServers.a.command: is missing\nmcpServers.b.url: Expected an http(s) URL, got "not a url"'
+    )
+    expect(message('{"servers":{}}')).toEqual("Invalid MCP config /p/.mcp.json: mcpServers: is missing")
+    expect(message("{")).toMatch(/^Invalid MCP config \/p\/\.mcp\.json: not valid JSON \(/)
+  })
+
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: literal ${VAR} placeholders are what this test is about
+  it("expands ${VAR} and ${VAR:-default}, naming unset variables", () => {
+    const text = JSON.stringify({
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: literal ${VAR} placeholders are what this test is about
+      mcpServers: { s: { command: "${BIN}", args: ["--token=${TOKEN:-none}", "${MISSING}"], env: { K: "${BIN}" } } }
+    })
+    expect(McpConfig.decodeText("m.json", text, { BIN: "/usr/bin/srv" })).toEqual(
+      Either.left(
+        new McpConfig.McpConfigError({
+          file: "m.json",
+          reason: "mcpServers.s.args[1]: environment variable MISSING is not set"
+        })
+      )
+    )
+    expect(McpConfig.decodeText("m.json", text, { BIN: "/usr/bin/srv", MISSING: "x" })).toEqual(
+      Either.right({
+        mcpServers: { s: { command: "/usr/bin/srv", args: ["--token=none", "x"], env: { K: "/usr/bin/srv" } } }
+      })
+    )
+  })
+
+  it("builds mcp__{server}__{tool} names, normalising other characters", () => {
+    expect(McpConfig.toolName("fixture", "peek")).toEqual("mcp__fixture__peek")
+    expect(McpConfig.toolName("my server", "do.it")).toEqual("mcp__my_server__do_it")
+  })
+
+  it("fits the permission rules mcp__server, mcp__server__* and mcp__server__tool", () => {
+    const tool = { name: McpConfig.toolName("fixture", "peek"), aliases: [] }
+    const names = (text: string) =>
+      Either.match(PermissionRule.parse(text, origin), {
+        onLeft: (e) => e.message,
+        onRight: (rule) => PermissionRule.namesTool(rule.tool, tool)
+      })
+    expect(["mcp__fixture", "mcp__fixture__*", "mcp__fixture__peek"].map(names)).toEqual([true, true, true])
+    expect(["mcp__other", "mcp__fixture__write", "mcp__fix"].map(names)).toEqual([false, false, false])
+  })
+})
