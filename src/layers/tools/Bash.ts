@@ -1,0 +1,325 @@
+/**
+ * Bash (SPEC §9): runs a command with `/bin/bash -c` in the session's working directory, in its own process
+ * group, streaming stdout and stderr (interleaved in arrival order) through a bounded spill, so memory stays flat
+ * whatever the output size. Timeout and interruption kill the whole group (SIGTERM, then SIGKILL after 2 s).
+ * A `cd` persists: the final directory is written by an EXIT trap to a temp file and returned as a context
+ * modifier. `run_in_background` hands the command to the BackgroundShells service.
+ */
+import * as Path from "node:path"
+import type { Readable } from "node:stream"
+import { FileSystem } from "@effect/platform"
+import { NodeStream } from "@effect/platform-node"
+import { Clock, Duration, Effect, Fiber, Layer, Option, Schema, Stream } from "effect"
+import { ToolFailure } from "../../domain/Errors.js"
+import * as HeadTail from "../../domain/HeadTail.js"
+import * as PersistedOutput from "../../domain/PersistedOutput.js"
+import * as Tool from "../../domain/Tool.js"
+import { BackgroundShells } from "../../services/BackgroundShells.js"
+import { ResultStore, type Spilled } from "../../services/ResultStore.js"
+import { Session } from "../../services/Session.js"
+import { ShellAnalyzer } from "../../services/ShellAnalyzer.js"
+import * as FsResultStore from "../FsResultStore.js"
+import * as ProcessBackgroundShells from "../ProcessBackgroundShells.js"
+import * as ProcessGroup from "../ProcessGroup.js"
+import * as ToolRegistryLive from "../ToolRegistryLive.js"
+import * as BashOutput from "./BashOutput.js"
+import * as KillShell from "./KillShell.js"
+
+/** The default time limit of a command. */
+export const defaultTimeoutMs = 120_000
+
+/** The largest time limit a call may ask for. */
+export const maxTimeoutMs = 600_000
+
+/** The most output characters a result shows; beyond it, the head and tail are shown and the rest persisted. */
+export const maxOutputChars = 30_000
+
+/** Of `maxOutputChars`, the characters shown from the start; the rest come from the end. */
+export const headChars = 20_000
+
+/** Bytes of stdout and of stderr kept (head and tail each) for a failed command's error. */
+const errorStreamBytes = 5_000
+
+/** How long output may keep arriving after the shell exits before leftover processes are killed. */
+const drainGraceMs = 200
+
+/** The commands whose exit code 1 means "nothing found / differs / false", not an error. */
+export const lenientCommands: ReadonlySet<string> = new Set([
+  "grep",
+  "egrep",
+  "fgrep",
+  "rg",
+  "find",
+  "diff",
+  "test",
+  "["
+])
+
+const Input = Schema.Struct({
+  command: Schema.String.pipe(Schema.minLength(1)).annotations({
+    description: "The command line to run with /bin/bash -c."
+  }),
+  timeout: Schema.optional(
+    Schema.Number.pipe(Schema.int(), Schema.between(1, maxTimeoutMs)).annotations({
+      description: `Time limit in milliseconds (default ${defaultTimeoutMs}, at most ${maxTimeoutMs}).`
+    })
+  ),
+  description: Schema.optional(
+    Schema.String.annotations({
+      description: 'What the command does, in 5-10 words, in active voice (e.g. "List files in src").'
+    })
+  ),
+  run_in_background: Schema.optional(
+    Schema.Boolean.annotations({
+      description: "Start the command and return at once with a shell ID; read its output later with BashOutput."
+    })
+  )
+})
+
+/** The decoded input. */
+export type Input = typeof Input.Type
+
+const description = `Runs a shell command with /bin/bash -c in the session's working directory and returns its output.
+
+Use it for what only a shell can do: building, testing, running scripts, git, package managers, starting
+processes. Do not use it to read, search or edit files when a dedicated tool exists: use Read instead of
+cat/head/tail, Grep instead of grep/rg, Glob instead of find/ls for file patterns, Edit/Write instead of sed, awk
+or echo redirection. Those tools are faster, safer and need fewer permissions.
+
+Parameters:
+- command: the command line. Chain dependent steps with && (\`npm ci && npm test\`); use ; only when a step may
+  fail. Quote paths containing spaces with double quotes (\`cd "My Documents"\`).
+- timeout: milliseconds before the command is killed; default ${defaultTimeoutMs} (2 minutes), at most
+  ${maxTimeoutMs} (10 minutes).
+- description: a clear 5-10 word summary of what the command does, shown to the user.
+- run_in_background: true to start a long-running process (dev server, watcher, long build) and return at once
+  with a shell ID; read its output with BashOutput and stop it with KillShell. You do not need "&" at the end.
+
+Behaviour:
+- stdout and stderr are returned together, in the order they were written. Output above ${maxOutputChars}
+  characters is shortened to its first ${headChars} and last ${maxOutputChars - headChars} characters; the full
+  output is saved to a file whose path is given, which you can Read (with offset/limit) or Grep.
+- A non-zero exit status makes the call fail with "Exit code N", then stderr, then stdout. Exit status 1 of
+  grep, rg, find, diff and test (the last command of a pipeline) is not a failure: it means "no match" or
+  "different", and the result ends with the line "Exit code 1".
+- The working directory persists between calls: after \`cd sub\`, the next command runs in sub. Prefer absolute
+  paths over cd when you can.
+- Processes the command leaves running when it ends are killed, as is everything it started when it times out or
+  is interrupted. Use run_in_background for anything that must keep running.
+- Commands that need input cannot get any (stdin is closed): pass flags such as --yes or -y, and never start
+  interactive programs (editors, pagers, REPLs, \`git rebase -i\`, \`git add -p\`).
+
+Examples of misuse: \`cat src/a.ts\` (use Read), \`grep -r foo .\` (use Grep), \`find . -name "*.ts"\` (use
+Glob), \`sleep 60 && check\` (poll with a real condition or use Sleep), \`npm run dev\` without
+run_in_background (it never ends and times out).`
+
+const Progress = Schema.Struct({
+  elapsed_ms: Schema.Number,
+  total_chars: Schema.Number,
+  /** The latest lines of output. */
+  output: Schema.String
+})
+
+/** The first word of the last simple command of a pipeline, as a bare name (`/usr/bin/grep` → `grep`). */
+export const lastCommandName = (argv: ReadonlyArray<string> | undefined): string | undefined =>
+  argv === undefined || argv.length === 0 ? undefined : Path.basename(argv[0])
+
+/** Renders a spill as the output text shown to the model: everything, or head … notice … tail. */
+export const renderOutput = (spilled: Spilled): string => {
+  if (spilled.omittedChars === 0) return (spilled.head + spilled.tail).replace(/\n+$/, "")
+  const saved = Option.match(spilled.path, {
+    onNone: () => "The full output was not saved.",
+    onSome: (path) => `Full output saved to: ${path} (read it with Read using offset/limit, or search it with Grep).`
+  })
+  return `${spilled.head}\n\n... [${spilled.omittedChars} characters omitted: the output was ${spilled.totalChars} characters (${PersistedOutput.formatSize(spilled.bytes)}), more than the ${maxOutputChars}-character limit. ${saved}] ...\n\n${spilled.tail.replace(/\n+$/, "")}`
+}
+
+const renderCapture = (snapshot: HeadTail.ByteSnapshot): string =>
+  snapshot.omittedBytes === 0
+    ? (snapshot.head + snapshot.tail).replace(/\n+$/, "")
+    : `${snapshot.head}\n... [${snapshot.omittedBytes} bytes omitted] ...\n${snapshot.tail.replace(/\n+$/, "")}`
+
+const safeForTrap = (path: string): boolean => !/['"$`\\\n]/.test(path)
+
+// NodeStream.fromReadable, not the readable's async iterator: an async generator's `return()` waits for a pending
+// `next()`, so interrupting a read of a silent process would hang until it writes again. Chunks stay bytes (off
+// the JS heap) on their way to the spill file.
+const byteStream = (readable: Readable | null): Stream.Stream<Uint8Array, ToolFailure> =>
+  readable === null
+    ? Stream.empty
+    : NodeStream.fromReadable<ToolFailure, Uint8Array>(
+        () => readable,
+        (e) => new ToolFailure({ message: `Could not read the command's output: ${String(e)}` })
+      )
+
+/**
+ * Makes the Bash tool; the analyzer, result store, background shells and file system are captured here. The
+ * ResultStore is optional: without one, output spills to an FsResultStore under the session's state directory.
+ */
+export const make = Effect.gen(function* () {
+  const analyzer = yield* ShellAnalyzer
+  // The application's ResultStore when it provides one; otherwise an FsResultStore under the session's state dir.
+  const store = yield* Effect.serviceOption(ResultStore).pipe(
+    Effect.flatMap(
+      Option.match({
+        onSome: Effect.succeed,
+        onNone: () => Effect.flatMap(Session, (session) => FsResultStore.make({ stateDir: session.stateDir }))
+      })
+    )
+  )
+  const shells = yield* BackgroundShells
+  const fs = yield* FileSystem.FileSystem
+
+  const isReadOnly = (input: Input): boolean => analyzer.analyze(input.command).readOnly
+
+  const isLenientExit = (command: string, code: number | null): boolean => {
+    if (code !== 1) return false
+    const commands = analyzer.analyze(command).commands
+    const name = lastCommandName(commands[commands.length - 1]?.argv)
+    return name !== undefined && lenientCommands.has(name)
+  }
+
+  const runForeground = (input: Input, ctx: Tool.ToolContext) =>
+    Effect.scoped(
+      Effect.gen(function* () {
+        const timeoutMs = input.timeout ?? defaultTimeoutMs
+        const startedAt = yield* Clock.currentTimeMillis
+        const cwdFile = yield* fs
+          .makeTempFileScoped({ prefix: "armature-cwd-" })
+          .pipe(Effect.mapError((e) => new ToolFailure({ message: `Could not create a temp file: ${e.message}` })))
+        const trap = safeForTrap(cwdFile) ? `trap 'pwd -P >"${cwdFile}" 2>/dev/null' EXIT; ` : ""
+        const spill = yield* store
+          .openSpill({ toolUseId: ctx.toolUseId, headChars, tailChars: maxOutputChars - headChars })
+          .pipe(Effect.mapError((e) => new ToolFailure({ message: e.message })))
+        const stdout = HeadTail.makeBytes(errorStreamBytes, errorStreamBytes)
+        const stderr = HeadTail.makeBytes(errorStreamBytes, errorStreamBytes)
+
+        const handle = yield* ProcessGroup.spawn({
+          file: "/bin/bash",
+          args: ["-c", `${trap}${input.command}`],
+          cwd: ctx.cwd,
+          stdio: ["ignore", "pipe", "pipe"]
+        }).pipe(Effect.mapError((e) => new ToolFailure({ message: e.message })))
+
+        // Each chunk is captured and written to the spill in the tick it was read, so it is never held across an
+        // asynchronous boundary: memory stays bounded by the pipes' buffers whatever the output size.
+        const capture = (into: HeadTail.ByteHeadTail) => (bytes: Uint8Array) => Effect.sync(() => into.append(bytes))
+        const write = (bytes: Uint8Array) =>
+          spill.writeBytes(bytes).pipe(Effect.mapError((e) => new ToolFailure({ message: e.message })))
+        const pump = yield* Stream.merge(
+          Stream.tap(byteStream(handle.child.stdout), capture(stdout)),
+          Stream.tap(byteStream(handle.child.stderr), capture(stderr))
+        ).pipe(Stream.runForEach(write), Effect.forkScoped)
+
+        yield* Effect.gen(function* () {
+          yield* Effect.sleep(Duration.seconds(1))
+          const now = yield* Clock.currentTimeMillis
+          const snapshot = yield* spill.snapshot
+          yield* ctx.progress({
+            elapsed_ms: now - startedAt,
+            total_chars: snapshot.totalChars,
+            output: yield* spill.lastLines(5)
+          })
+        }).pipe(Effect.forever, Effect.forkScoped)
+
+        // Output may still be in flight after the exit, or held open by a leftover child: give it a moment,
+        // then kill the group (leftovers must not outlive the call) and stop reading.
+        const drain = Effect.gen(function* () {
+          const drained = yield* Fiber.join(pump).pipe(
+            Effect.as(true),
+            Effect.race(ProcessGroup.wallSleep(drainGraceMs).pipe(Effect.as(false)))
+          )
+          if (drained) return
+          yield* handle.kill
+          const closed = yield* Fiber.join(pump).pipe(
+            Effect.as(true),
+            Effect.race(ProcessGroup.wallSleep(500).pipe(Effect.as(false)))
+          )
+          if (!closed) yield* Fiber.interrupt(pump)
+        })
+
+        const finished = yield* Effect.raceFirst(handle.exited, Effect.zipRight(Fiber.join(pump), handle.exited)).pipe(
+          Effect.zipLeft(drain),
+          Effect.timeoutOption(Duration.millis(timeoutMs))
+        )
+
+        if (Option.isNone(finished)) {
+          yield* handle.kill
+          yield* drain
+          const spilled = yield* spill.finish.pipe(Effect.mapError((e) => new ToolFailure({ message: e.message })))
+          const saved = Option.match(spilled.path, { onNone: () => "", onSome: (p) => ` Output so far saved to: ${p}` })
+          return yield* new ToolFailure({
+            message: `Command timed out after ${timeoutMs} ms and was killed.${saved} Use run_in_background: true for long-running commands, or a larger timeout (at most ${maxTimeoutMs} ms).`,
+            stderr: renderCapture(stderr.snapshot()),
+            stdout: renderCapture(stdout.snapshot())
+          })
+        }
+        const exit = finished.value
+        const spilled = yield* spill.finish.pipe(Effect.mapError((e) => new ToolFailure({ message: e.message })))
+
+        if (exit.code !== 0 && !isLenientExit(input.command, exit.code)) {
+          const saved = Option.match(spilled.path, {
+            onNone: () => "",
+            onSome: (p) => `\nFull output (${PersistedOutput.formatSize(spilled.bytes)}) saved to: ${p}`
+          })
+          return yield* new ToolFailure({
+            message:
+              exit.code === null
+                ? `Killed by signal ${exit.signal ?? "unknown"}${saved}`
+                : `Exit code ${exit.code}${saved}`,
+            stderr: renderCapture(stderr.snapshot()),
+            stdout: renderCapture(stdout.snapshot())
+          })
+        }
+
+        const output = renderOutput(spilled)
+        const text =
+          exit.code === 0
+            ? output
+            : output.length === 0
+              ? `Exit code ${exit.code}`
+              : `${output}\nExit code ${exit.code}`
+
+        const finalDir = (yield* fs.readFileString(cwdFile).pipe(Effect.orElseSucceed(() => ""))).trim()
+        const startDir = yield* fs.realPath(ctx.cwd).pipe(Effect.orElseSucceed(() => ctx.cwd))
+        if (finalDir.length === 0 || finalDir === startDir) return text
+        return Tool.withModifier(text, (context) => ({ ...context, cwd: finalDir }))
+      })
+    )
+
+  const runBackground = (input: Input, ctx: Tool.ToolContext) =>
+    Effect.map(
+      shells.start(input.command, ctx.cwd),
+      (info) =>
+        `Command running in background with ID: ${info.id}\nOutput is written to ${info.logPath}. Read it with BashOutput (bash_id "${info.id}"); stop the command with KillShell (shell_id "${info.id}").`
+    )
+
+  return yield* Tool.make({
+    name: "Bash",
+    description,
+    input: Input,
+    output: Schema.String,
+    progress: Progress,
+    category: "shell",
+    searchHint: "shell command terminal run execute script build test git npm",
+    isReadOnly,
+    isConcurrencySafe: isReadOnly,
+    cancelsSiblingsOnError: true,
+    // A user interrupt usually means "stop that command" (a hung build, a server started in the foreground);
+    // the process group is killed by the call's finalizers before the result is yielded, so cancelling is safe.
+    interruptBehavior: "cancel",
+    summarize: (input) => input.command,
+    call: (input, ctx) => (input.run_in_background === true ? runBackground(input, ctx) : runForeground(input, ctx))
+  })
+})
+
+/** Registers Bash. Requires ToolRegistry, ShellAnalyzer, BackgroundShells, Session and FileSystem (ResultStore optional). */
+export const layer = ToolRegistryLive.register(make)
+
+/**
+ * Registers Bash, BashOutput and KillShell sharing one BackgroundShells service under the session's state
+ * directory. Requires ToolRegistry, ShellAnalyzer, Session and FileSystem; uses the ResultStore when provided.
+ */
+export const layerWithShells = Layer.mergeAll(layer, BashOutput.layer, KillShell.layer).pipe(
+  Layer.provide(ProcessBackgroundShells.layer)
+)

@@ -1,0 +1,97 @@
+/**
+ * BashOutput (SPEC §9): the new output of a background shell since the last read, and its status.
+ */
+import { Effect, Schema } from "effect"
+import { ToolFailure } from "../../domain/Errors.js"
+import * as Tool from "../../domain/Tool.js"
+import { BackgroundShells, type ShellOutput, type ShellStatus } from "../../services/BackgroundShells.js"
+import * as ProcessBackgroundShells from "../ProcessBackgroundShells.js"
+import * as ToolRegistryLive from "../ToolRegistryLive.js"
+
+const Input = Schema.Struct({
+  bash_id: Schema.String.pipe(Schema.minLength(1)).annotations({
+    description: "The ID returned by Bash with run_in_background, e.g. bash_1a2b3c4d."
+  }),
+  filter: Schema.optional(
+    Schema.String.annotations({
+      description:
+        "A JavaScript regular expression; only new lines matching it are returned. Lines that do not match are consumed and will not be shown again."
+    })
+  )
+})
+
+const description = `Reads the output of a command started with Bash run_in_background, and tells whether it is still running.
+
+Use it to follow a dev server, a watcher or a long build you started in the background: each call returns only
+the output written since the previous call, so call it again later to see more. Do not call it in a tight loop;
+if you are waiting for something, do other work or use Sleep between reads. Do not use it for commands you ran in
+the foreground: their output was already in the Bash result.
+
+Parameters:
+- bash_id: the ID from "Command running in background with ID: …".
+- filter: optional regular expression (JavaScript syntax, e.g. "error|warn"); only matching lines are returned,
+  the others are discarded for good.
+
+Result: a status line ("Status: running", "Status: completed with exit code N", "Status: killed"), then the new
+output, or "(no new output)". When more than ${ProcessBackgroundShells.maxReadBytes} bytes arrived since the last read, only the
+latest ones are shown and the note says where the full log is.`
+
+const statusLine = (status: ShellStatus): string => {
+  switch (status._tag) {
+    case "running":
+      return "Status: running"
+    case "killed":
+      return "Status: killed"
+    case "completed":
+      return status.exitCode === null
+        ? `Status: completed, killed by signal ${status.signal ?? "unknown"}`
+        : `Status: completed with exit code ${status.exitCode}`
+  }
+}
+
+/** The text of a read: status line, notes, then the new output. */
+export const render = (output: ShellOutput): string => {
+  const lines = [statusLine(output.info.status)]
+  if (output.skippedBytes > 0) {
+    lines.push(`[${output.skippedBytes} earlier bytes of new output skipped; the full log is ${output.info.logPath}]`)
+  }
+  if (output.filteredLines > 0) lines.push(`[${output.filteredLines} lines did not match the filter]`)
+  const text = output.text.replace(/\n+$/, "")
+  lines.push(text.length === 0 ? "(no new output)" : text)
+  return lines.join("\n")
+}
+
+/** Makes BashOutput; the BackgroundShells service is captured here. */
+export const make = Effect.gen(function* () {
+  const shells = yield* BackgroundShells
+  return yield* Tool.make({
+    name: "BashOutput",
+    description,
+    input: Input,
+    output: Schema.String,
+    category: "shell",
+    searchHint: "background shell output logs tail",
+    isReadOnly: () => true,
+    // Two reads of one shell must not interleave: each consumes output.
+    isConcurrencySafe: () => false,
+    checkPermissions: () => Effect.succeed({ behavior: "allow", reason: "BashOutput only reads a background log" }),
+    summarize: (input) => input.bash_id,
+    call: (input) =>
+      Effect.gen(function* () {
+        const filter =
+          input.filter === undefined
+            ? undefined
+            : yield* Effect.try({
+                try: () => new RegExp(input.filter ?? ""),
+                catch: (e) =>
+                  new ToolFailure({
+                    message: `Invalid filter regular expression: ${e instanceof Error ? e.message : String(e)}`
+                  })
+              })
+        return render(yield* shells.read(input.bash_id, filter))
+      })
+  })
+})
+
+/** Registers BashOutput. Requires ToolRegistry and BackgroundShells. */
+export const layer = ToolRegistryLive.register(make)

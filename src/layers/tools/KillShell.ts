@@ -1,0 +1,59 @@
+/**
+ * KillShell (SPEC §9): stops a background shell by killing its process group.
+ */
+import { Effect, Schema } from "effect"
+import { ToolFailure } from "../../domain/Errors.js"
+import * as Tool from "../../domain/Tool.js"
+import { BackgroundShells } from "../../services/BackgroundShells.js"
+import * as ToolRegistryLive from "../ToolRegistryLive.js"
+
+const Input = Schema.Struct({
+  shell_id: Schema.String.pipe(Schema.minLength(1)).annotations({
+    description: "The ID returned by Bash with run_in_background, e.g. bash_1a2b3c4d."
+  })
+})
+
+const description = `Stops a command started with Bash run_in_background.
+
+Use it when a background process is no longer needed (a dev server after testing, a watcher, a build that hangs),
+and before starting a replacement that would use the same port or files. It kills the command and every process it
+started (SIGTERM, then SIGKILL after 2 seconds). Do not use it for foreground commands.
+
+Parameters:
+- shell_id: the ID from "Command running in background with ID: …".
+
+Result: "Killed background shell {id}: {command}". It fails when the ID is unknown or the command had already
+finished (the failure gives its exit status; its output stays readable with BashOutput).`
+
+/** Makes KillShell; the BackgroundShells service is captured here. */
+export const make = Effect.gen(function* () {
+  const shells = yield* BackgroundShells
+  return yield* Tool.make({
+    name: "KillShell",
+    description,
+    input: Input,
+    output: Schema.String,
+    category: "shell",
+    searchHint: "stop kill background shell process",
+    summarize: (input) => input.shell_id,
+    call: (input) =>
+      Effect.gen(function* () {
+        const { info, wasRunning } = yield* shells.kill(input.shell_id)
+        if (!wasRunning) {
+          const status =
+            info.status._tag === "completed"
+              ? info.status.exitCode === null
+                ? `killed by signal ${info.status.signal ?? "unknown"}`
+                : `exit code ${info.status.exitCode}`
+              : "already killed"
+          return yield* new ToolFailure({
+            message: `Shell ${info.id} is not running (it had already finished: ${status}), so there was nothing to kill.`
+          })
+        }
+        return `Killed background shell ${info.id}: ${info.command}`
+      })
+  })
+})
+
+/** Registers KillShell. Requires ToolRegistry and BackgroundShells. */
+export const layer = ToolRegistryLive.register(make)

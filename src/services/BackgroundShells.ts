@@ -1,0 +1,52 @@
+/**
+ * Shell commands started with `run_in_background`: started, read incrementally and killed by id (SPEC §9 Bash,
+ * BashOutput, KillShell). Every shell still running is killed when the service's scope closes.
+ */
+import { Context, type Effect } from "effect"
+import type { ToolFailure } from "../domain/Errors.js"
+
+/** Where a background shell is. */
+export type ShellStatus =
+  | { readonly _tag: "running" }
+  | { readonly _tag: "completed"; readonly exitCode: number | null; readonly signal: string | null }
+  | { readonly _tag: "killed" }
+
+/** A background shell as the tools see it. */
+export interface ShellInfo {
+  readonly id: string
+  readonly command: string
+  readonly cwd: string
+  readonly pid: number
+  /** `<state dir>/bash/{id}.log`: stdout and stderr, interleaved as written. */
+  readonly logPath: string
+  readonly status: ShellStatus
+}
+
+/** Output read from a background shell. */
+export interface ShellOutput {
+  readonly info: ShellInfo
+  /** New output since the previous read (filtered, when a filter was given). */
+  readonly text: string
+  /** Bytes of new output skipped because there was more than one read may return. */
+  readonly skippedBytes: number
+  /** Lines dropped by the filter. */
+  readonly filteredLines: number
+}
+
+/** The port. */
+export class BackgroundShells extends Context.Tag("armature/BackgroundShells")<
+  BackgroundShells,
+  {
+    readonly start: (command: string, cwd: string) => Effect.Effect<ShellInfo, ToolFailure>
+    /** New output since the last read; with `filter`, only the lines it matches (the others are consumed). */
+    readonly read: (id: string, filter?: RegExp) => Effect.Effect<ShellOutput, ToolFailure>
+    /**
+     * Kills the shell's process group (SIGTERM, SIGKILL after 2 s) and waits until it is gone; fails when the id
+     * is unknown. `wasRunning` is false when the command had already completed (leftover children are killed too).
+     */
+    readonly kill: (
+      id: string
+    ) => Effect.Effect<{ readonly info: ShellInfo; readonly wasRunning: boolean }, ToolFailure>
+    readonly list: Effect.Effect<ReadonlyArray<ShellInfo>>
+  }
+>() {}
