@@ -7,7 +7,18 @@
 const booleanFlags = new Set(["--json", "--help", "-h", "--version", "--wizard", "--verbose"])
 
 /** Words that name subcommands, read before any option. */
-const commandWords = new Set(["exec", "tools", "list", "schema", "search", "permissions", "check", "run", "mcp", "serve"])
+const commandWords = new Set([
+  "exec",
+  "tools",
+  "list",
+  "schema",
+  "search",
+  "permissions",
+  "check",
+  "run",
+  "mcp",
+  "serve"
+])
 
 /** Reorders `argv` (as `process.argv`: node, script, then the user's tokens) so options precede arguments. */
 export const optionsFirst = (argv: ReadonlyArray<string>): ReadonlyArray<string> => {

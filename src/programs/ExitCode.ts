@@ -33,7 +33,7 @@ export const onInvalidInput = <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Ef
     (e) =>
       Effect.zipRight(
         Console.error(`armature: ${e instanceof Error ? e.message : String(e)}`),
-        Effect.sync(() => {
+        Effect.sync((): undefined => {
           process.exitCode = invalidInput
         })
       )

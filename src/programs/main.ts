@@ -12,7 +12,9 @@ run(optionsFirst(process.argv)).pipe(
     Effect.gen(function* () {
       // @effect/cli has printed the problem; point at the help and exit 2.
       if (ValidationError.isHelpRequested(error)) return
-      yield* Console.error(`\n${HelpDoc.toAnsiText(HelpDoc.p("Run `armature --help` (or `armature COMMAND --help`) for usage.")).trimEnd()}`)
+      yield* Console.error(
+        `\n${HelpDoc.toAnsiText(HelpDoc.p("Run `armature --help` (or `armature COMMAND --help`) for usage.")).trimEnd()}`
+      )
       process.exitCode = 2
     })
   ),

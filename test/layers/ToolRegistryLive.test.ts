@@ -4,7 +4,10 @@ import * as Tool from "../../src/domain/Tool.js"
 import * as ToolRegistryLive from "../../src/layers/ToolRegistryLive.js"
 import { ToolRegistry } from "../../src/services/ToolRegistry.js"
 
-const make = (name: string, extra: Partial<Tool.Definition<object, string>> = {}) =>
+const make = (
+  name: string,
+  extra: Partial<Pick<Tool.Definition<object, string>, "aliases" | "isEnabled" | "source" | "description">> = {}
+) =>
   Tool.make({
     name,
     description: `${name} tool`,

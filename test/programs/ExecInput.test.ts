@@ -12,20 +12,23 @@ describe("ExecInput.parseLines", () => {
     Effect.gen(function* () {
       const uses = yield* parse([JSON.stringify(use("a")), "", JSON.stringify(use("b"))].join("\n"))
       expect(uses.map((u) => u.id)).toEqual(["a", "b"])
-    }))
+    })
+  )
 
   it.effect("reads a JSON array spread over several lines", () =>
     Effect.gen(function* () {
       const uses = yield* parse(JSON.stringify([use("a"), use("b")], null, 2))
       expect(uses.map((u) => u.id)).toEqual(["a", "b"])
-    }))
+    })
+  )
 
   it.effect("reads an assistant message, keeping only its tool_use blocks", () =>
     Effect.gen(function* () {
       const message = { role: "assistant", content: [{ type: "text", text: "hi" }, use("a"), use("b", "Glob")] }
       const uses = yield* parse(JSON.stringify(message, null, 2))
       expect(uses.map((u) => `${u.id}:${u.name}`)).toEqual(["a:Read", "b:Glob"])
-    }))
+    })
+  )
 
   it.effect("emits JSON Lines as they arrive, before later lines exist", () =>
     Effect.gen(function* () {
@@ -33,7 +36,8 @@ describe("ExecInput.parseLines", () => {
         Stream.runHead
       )
       expect(first._tag === "Some" && first.value.id).toBe("a")
-    }))
+    })
+  )
 
   const errorOf = (text: string) => Effect.flip(parse(text)).pipe(Effect.map((e) => e.message))
 
@@ -41,7 +45,8 @@ describe("ExecInput.parseLines", () => {
     Effect.gen(function* () {
       const message = yield* errorOf([JSON.stringify(use("a")), "{not json"].join("\n"))
       expect(message).toMatch(/^line 2: invalid JSON/)
-    }))
+    })
+  )
 
   it.effect("names the line and field of a tool_use without id or name", () =>
     Effect.gen(function* () {
@@ -54,7 +59,8 @@ describe("ExecInput.parseLines", () => {
       expect(yield* errorOf('{"type":"tool_use","id":"b","name":"Read","input":3}')).toBe(
         'line 1: field "input" of tool_use b must be an object, got number'
       )
-    }))
+    })
+  )
 
   it.effect("refuses duplicate ids, naming both places", () =>
     Effect.gen(function* () {
@@ -64,10 +70,14 @@ describe("ExecInput.parseLines", () => {
       expect(yield* errorOf(JSON.stringify([use("a"), use("a")]))).toBe(
         "line 1, item 2: duplicate tool_use id a (first used at line 1, item 1)"
       )
-    }))
+    })
+  )
 
   it.effect("names the item of a bad array element", () =>
     Effect.gen(function* () {
-      expect(yield* errorOf(JSON.stringify([use("a"), 5]))).toBe("line 1, item 2: expected a tool_use object, got number")
-    }))
+      expect(yield* errorOf(JSON.stringify([use("a"), 5]))).toBe(
+        "line 1, item 2: expected a tool_use object, got number"
+      )
+    })
+  )
 })
