@@ -11,7 +11,7 @@ import type { ExecutorEvent, ResultEvent } from "../domain/ExecutorEvent.js"
 import { ToolExecutor } from "../services/ToolExecutor.js"
 import { parseLines } from "./ExecInput.js"
 import * as ExitCode from "./ExitCode.js"
-import { type EngineOptions, engineLayer, engineOptions } from "./Runtime.js"
+import { type EngineOptions, engineLayer, engineOptions, mcpReady, stderrLogger } from "./Runtime.js"
 
 /** The summary line of SPEC §10. */
 export interface Summary {
@@ -125,6 +125,7 @@ export const textTable = (
 export const exec = (source: string, output: "text" | "json" | "stream-json") =>
   Effect.gen(function* () {
     const executor = yield* ToolExecutor
+    yield* mcpReady
     const tally = makeTally()
     const names = new Map<string, string>()
     const timings = new Map<string, { start?: number; end?: number }>()
@@ -209,7 +210,11 @@ const output = Options.choice("output", ["text", "json", "stream-json"]).pipe(
 
 /** `armature exec`. */
 export const command = Command.make("exec", { source, output, ...engineOptions }, (args) =>
-  exec(args.source, args.output).pipe(Effect.provide(engineLayer(args as EngineOptions)), ExitCode.onInvalidInput)
+  exec(args.source, args.output).pipe(
+    Effect.provide(engineLayer(args as EngineOptions)),
+    ExitCode.onInvalidInput,
+    Effect.provide(stderrLogger)
+  )
 ).pipe(
   Command.withDescription(
     "Run tool calls through the permission pipeline, hooks and the streaming executor; stdin lines start as they arrive"

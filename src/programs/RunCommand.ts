@@ -4,21 +4,11 @@
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { Args, Command, Options } from "@effect/cli"
-import { NodeContext } from "@effect/platform-node"
 import { Console, Effect, Layer, Option, Stream } from "effect"
 import { contentText } from "../domain/Blocks.js"
 import { InvalidInputError } from "../domain/Errors.js"
 import * as AnthropicLanguageModel from "../layers/AnthropicLanguageModel.js"
-import * as FsResultStore from "../layers/FsResultStore.js"
-import * as HooksLive from "../layers/HooksLive.js"
-import * as RulePermissionPolicy from "../layers/RulePermissionPolicy.js"
-import * as StreamingExecutor from "../layers/StreamingExecutor.js"
-import * as TerminalApprover from "../layers/TerminalApprover.js"
-import * as ToolRegistryLive from "../layers/ToolRegistryLive.js"
 import * as TranscriptLive from "../layers/Transcript.js"
-import * as TreeSitterShellAnalyzer from "../layers/TreeSitterShellAnalyzer.js"
-import * as BuiltinTools from "../layers/tools/index.js"
-import * as Approver from "../services/Approver.js"
 import {
   type AssistantContent,
   defaultMaxTokens,
@@ -26,11 +16,9 @@ import {
   type Message,
   type UserContent
 } from "../services/LanguageModel.js"
-import * as Session from "../services/Session.js"
-import { Settings } from "../services/Settings.js"
 import * as AgentLoop from "./AgentLoop.js"
 import * as ExitCode from "./ExitCode.js"
-import { type EngineOptions, engineOptions, settingsLayer } from "./Runtime.js"
+import { type EngineOptions, engineLayer, engineOptions } from "./Runtime.js"
 
 /** The output formats of `run`. */
 export type OutputFormat = "text" | "json" | "stream-json"
@@ -50,30 +38,10 @@ export interface RunArgs extends EngineOptions {
  * tools, executor) for a session with a given id, plus the transcript and the Anthropic model from the environment.
  * The terminal approver is used on a TTY, the headless one otherwise.
  */
-export const runLayer = (options: EngineOptions, sessionId: string | undefined) => {
-  const approver =
-    process.stdin.isTTY === true && process.stderr.isTTY === true ? TerminalApprover.layer : Approver.headless
-  const base = Layer.mergeAll(
-    Session.layer({ cwd: options.cwd, id: sessionId }),
-    NodeContext.layer,
-    TreeSitterShellAnalyzer.layer
+export const runLayer = (options: EngineOptions, sessionId: string | undefined) =>
+  Layer.mergeAll(TranscriptLive.layer, AnthropicLanguageModel.layerFromEnv()).pipe(
+    Layer.provideMerge(engineLayer(options, { sessionId }))
   )
-  const services = Layer.mergeAll(
-    RulePermissionPolicy.layer,
-    approver,
-    Layer.unwrapEffect(Effect.map(Settings, (s) => HooksLive.layerFromSession({ config: s.hooks }))),
-    FsResultStore.layer
-  ).pipe(Layer.provideMerge(settingsLayer(options)))
-  const engine = StreamingExecutor.layer(
-    Option.match(options.maxConcurrency, { onNone: () => ({}), onSome: (maxConcurrency) => ({ maxConcurrency }) })
-  ).pipe(
-    Layer.provideMerge(BuiltinTools.layer),
-    Layer.provideMerge(ToolRegistryLive.layer),
-    Layer.provideMerge(services),
-    Layer.provideMerge(base)
-  )
-  return Layer.mergeAll(TranscriptLive.layer, AnthropicLanguageModel.layerFromEnv()).pipe(Layer.provideMerge(engine))
-}
 
 /**
  * Ctrl-C as a stream: while it is consumed, SIGINT no longer ends the process; the first two signals are emitted

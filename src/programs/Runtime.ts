@@ -5,11 +5,12 @@
  */
 import { Options } from "@effect/cli"
 import { NodeContext } from "@effect/platform-node"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Logger, Option } from "effect"
 import { permissionModes } from "../domain/Permission.js"
 import type { SettingSourceKind } from "../domain/Settings.js"
 import * as FsResultStore from "../layers/FsResultStore.js"
 import * as HooksLive from "../layers/HooksLive.js"
+import * as McpClientsLive from "../layers/McpClientsLive.js"
 import * as RulePermissionPolicy from "../layers/RulePermissionPolicy.js"
 import * as SettingsLoader from "../layers/SettingsLoader.js"
 import * as StreamingExecutor from "../layers/StreamingExecutor.js"
@@ -18,6 +19,7 @@ import * as ToolRegistryLive from "../layers/ToolRegistryLive.js"
 import * as TreeSitterShellAnalyzer from "../layers/TreeSitterShellAnalyzer.js"
 import * as BuiltinTools from "../layers/tools/index.js"
 import * as Approver from "../services/Approver.js"
+import { McpClients } from "../services/McpClients.js"
 import * as Session from "../services/Session.js"
 import { Settings } from "../services/Settings.js"
 
@@ -99,24 +101,55 @@ export const toolsLayer = (cwd: string) =>
     Layer.provideMerge(NodeContext.layer)
   )
 
-/** Everything `exec` needs. The terminal approver is used on a TTY, the headless one otherwise. */
-export const engineLayer = (options: EngineOptions) => {
-  const approver =
-    process.stdin.isTTY === true && process.stderr.isTTY === true ? TerminalApprover.layer : Approver.headless
-  const base = Layer.mergeAll(Session.layer({ cwd: options.cwd }), NodeContext.layer, TreeSitterShellAnalyzer.layer)
-  const settings = settingsLayer(options)
+/** How the engine is put together beyond the shared options. */
+export interface EngineExtras {
+  /** Who answers "ask": the terminal on a TTY by default, or always headless (e.g. when stdin is a protocol). */
+  readonly approver?: "auto" | "headless" | undefined
+  /** A session id, for resumed sessions. */
+  readonly sessionId?: string | undefined
+  /** What happens to MCP stdio servers' stderr. */
+  readonly mcpStderr?: "inherit" | "ignore" | undefined
+}
+
+/** Effect's logger on stderr, so logs never mix with machine-readable stdout. */
+export const stderrLogger = Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger))
+
+/**
+ * Everything `exec`, `run` and `mcp serve` need: session, settings, shell analyzer, rule policy, hooks from
+ * settings, approver, large-result store, the registry with the built-in tools (plus the MCP servers of
+ * `--mcp-config`), and the executor.
+ */
+export const engineLayer = (options: EngineOptions, extras: EngineExtras = {}) => {
+  const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true
+  const approver = extras.approver !== "headless" && interactive ? TerminalApprover.layer : Approver.headless
+  const base = Layer.mergeAll(
+    Session.layer({ cwd: options.cwd, id: extras.sessionId }),
+    NodeContext.layer,
+    TreeSitterShellAnalyzer.layer
+  )
   const services = Layer.mergeAll(
     RulePermissionPolicy.layer,
     approver,
     Layer.unwrapEffect(Effect.map(Settings, (s) => HooksLive.layerFromSession({ config: s.hooks }))),
     FsResultStore.layer
-  ).pipe(Layer.provideMerge(settings))
+  ).pipe(Layer.provideMerge(settingsLayer(options)))
+  const tools = Option.match(options.mcpConfig, {
+    onNone: () => BuiltinTools.layer,
+    onSome: (file) =>
+      Layer.merge(BuiltinTools.layer, McpClientsLive.layerFromFile(file, { stderr: extras.mcpStderr ?? "ignore" }))
+  })
   return StreamingExecutor.layer(
     Option.match(options.maxConcurrency, { onNone: () => ({}), onSome: (maxConcurrency) => ({ maxConcurrency }) })
   ).pipe(
-    Layer.provideMerge(BuiltinTools.layer),
+    Layer.provideMerge(tools),
     Layer.provideMerge(ToolRegistryLive.layer),
     Layer.provideMerge(services),
     Layer.provideMerge(base)
   )
 }
+
+/** Waits until every configured MCP server has made its first connection attempt (no-op without MCP). */
+export const mcpReady = Effect.flatMap(
+  Effect.serviceOption(McpClients),
+  Option.match({ onNone: () => Effect.void, onSome: (clients) => clients.ready })
+)
