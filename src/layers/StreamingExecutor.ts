@@ -491,6 +491,14 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
             ...extra
           })
 
+          /** Decodes a replacement input (a hook's or approver's `updatedInput`) with the tool's Schema. */
+          const redecode = (tool: Tool.Any, raw: unknown): { readonly input: unknown } | Outcome => {
+            const decoded = Schema.decodeUnknownEither(tool.input, { errors: "all", onExcessProperty: "error" })(raw)
+            return decoded._tag === "Left"
+              ? errorOutcome(inputValidationError(tool.name, decoded.left.issue))
+              : { input: decoded.right }
+          }
+
           /** Steps 4–10 of SPEC §3 for a call that may run. */
           const pipeline = (entry: Entry): Effect.Effect<Outcome> =>
             Effect.gen(function* () {
@@ -516,12 +524,9 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
                 return errorOutcome(Texts.preToolUseBlocked(tool.name, pre.reason ?? "blocked by hook"))
               }
               if (pre.updatedInput !== undefined) {
-                const redecoded = Schema.decodeUnknownEither(tool.input, { errors: "all", onExcessProperty: "error" })(
-                  pre.updatedInput
-                )
-                if (redecoded._tag === "Left")
-                  return errorOutcome(inputValidationError(tool.name, redecoded.left.issue))
-                input = redecoded.right
+                const redecoded = redecode(tool, pre.updatedInput)
+                if (!("input" in redecoded)) return redecoded
+                input = redecoded.input
               }
 
               const request = { tool, input, toolUseId: entry.call.id, context: ctx, hookDecision: pre.decision }
@@ -539,22 +544,14 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
                   const approval = yield* approver.approve(request, decision)
                   if (approval._tag === "Rejected") return errorOutcome(approval.message)
                   if (approval.updatedInput !== undefined) {
-                    const redecoded = Schema.decodeUnknownEither(tool.input, {
-                      errors: "all",
-                      onExcessProperty: "error"
-                    })(approval.updatedInput)
-                    if (redecoded._tag === "Left")
-                      return errorOutcome(inputValidationError(tool.name, redecoded.left.issue))
-                    input = redecoded.right
+                    const redecoded = redecode(tool, approval.updatedInput)
+                    if (!("input" in redecoded)) return redecoded
+                    input = redecoded.input
                   }
                 } else if (asked.updatedInput !== undefined) {
-                  const redecoded = Schema.decodeUnknownEither(tool.input, {
-                    errors: "all",
-                    onExcessProperty: "error"
-                  })(asked.updatedInput)
-                  if (redecoded._tag === "Left")
-                    return errorOutcome(inputValidationError(tool.name, redecoded.left.issue))
-                  input = redecoded.right
+                  const redecoded = redecode(tool, asked.updatedInput)
+                  if (!("input" in redecoded)) return redecoded
+                  input = redecoded.input
                 }
               }
 

@@ -6,7 +6,7 @@ import * as Path from "node:path"
 import { Command, Options } from "@effect/cli"
 import { NodeFileSystem } from "@effect/platform-node"
 import { Console, Effect, Either, Layer, Option, ParseResult, Schema } from "effect"
-import { type PermissionMode, passthrough, permissionModes } from "../domain/Permission.js"
+import { type PermissionMode, passthrough } from "../domain/Permission.js"
 import * as Tool from "../domain/Tool.js"
 import * as RulePermissionPolicy from "../layers/RulePermissionPolicy.js"
 import * as SettingsLoader from "../layers/SettingsLoader.js"
@@ -14,7 +14,7 @@ import * as TreeSitterShellAnalyzer from "../layers/TreeSitterShellAnalyzer.js"
 import { PermissionPolicy } from "../services/PermissionPolicy.js"
 import { Settings } from "../services/Settings.js"
 import { ToolRegistry } from "../services/ToolRegistry.js"
-import { toolsLayer } from "./Runtime.js"
+import { engineOptions, toolsLayer } from "./Runtime.js"
 
 /** A usage problem: printed on stderr, exit status 2. */
 class UsageError extends Schema.TaggedError<UsageError>()("UsageError", { message: Schema.String }) {}
@@ -113,32 +113,17 @@ export const check = (options: CheckOptions) =>
     }).pipe(Effect.provide(policyLayer), Effect.provide(toolsLayer(cwd)))
   })
 
-const ruleList = (name: string, description: string) =>
-  Options.text(name).pipe(Options.withDescription(description), Options.repeated)
-
 const checkCommand = Command.make(
   "check",
   {
     tool: Options.text("tool").pipe(Options.withDescription("The tool's name, e.g. Bash")),
     input: Options.text("input").pipe(Options.withDescription("The call's input as a JSON object")),
-    settings: Options.text("settings").pipe(
-      Options.withDescription("A settings file read after the standard ones (repeatable)"),
-      Options.repeated
-    ),
-    settingSources: Options.text("setting-sources").pipe(
-      Options.withDescription("Which standard settings files to read: user,project,local"),
-      Options.optional
-    ),
-    permissionMode: Options.choice("permission-mode", permissionModes).pipe(
-      Options.withDescription("The permission mode"),
-      Options.optional
-    ),
-    allowedTools: ruleList("allowed-tools", "Allow rules, comma or space separated (repeatable)"),
-    disallowedTools: ruleList("disallowed-tools", "Deny rules, comma or space separated (repeatable)"),
-    cwd: Options.directory("cwd").pipe(
-      Options.withDescription("Working directory and project root (default: the current directory)"),
-      Options.withDefault(process.cwd())
-    )
+    settings: engineOptions.settings,
+    settingSources: engineOptions.settingSources,
+    permissionMode: engineOptions.permissionMode,
+    allowedTools: engineOptions.allowedTools,
+    disallowedTools: engineOptions.disallowedTools,
+    cwd: engineOptions.cwd
   },
   (options) =>
     check(options).pipe(
