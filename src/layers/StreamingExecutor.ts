@@ -87,6 +87,8 @@ interface Entry {
   fiber: Fiber.RuntimeFiber<Outcome, never> | undefined
   /** The result to give when the call's fiber is interrupted on purpose. */
   cancel: Outcome | undefined
+  /** The result of a tool that has returned, kept so that a late cancellation cannot replace it. */
+  ran: Outcome | undefined
   outcome: Outcome | undefined
 }
 
@@ -282,9 +284,9 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
             })
 
           const summaryOf = (entry: Entry): string => {
-            if (entry.tool === undefined || !entry.prepared) return ""
+            if (entry.tool === undefined) return ""
             const tool = entry.tool
-            const input = entry.input
+            const input = entry.prepared ? entry.input : entry.call.input
             try {
               return tool.summarize(input)
             } catch {
@@ -465,8 +467,9 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
             Effect.suspend(() => {
               if (discarded) return Effect.void
               const outcome: Outcome = Exit.isSuccess(exit)
-                ? (entry.cancel ?? exit.value)
-                : (entry.cancel ??
+                ? exit.value
+                : (entry.ran ??
+                  entry.cancel ??
                   (Cause.isInterruptedOnly(exit.cause)
                     ? errorOutcome(Texts.rejected)
                     : errorOutcome(defectText(exit.cause))))
@@ -558,37 +561,43 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
               const readOnly = Tool.safely(tool.isReadOnly, input)
               const resources = resourcesOf(tool, input)
               const cached = readOnly ? yield* cache.lookup(tool, input) : Option.none()
-              if (Option.isSome(cached)) {
-                return {
-                  content: cached.value,
-                  isError: false,
-                  continue: pre.continue,
-                  stopReason: pre.stopReason,
-                  modifier: undefined
-                }
+              let exit: Exit.Exit<Option.Option<unknown>, ToolFailure> = Exit.succeed(Option.none())
+              if (Option.isNone(cached)) {
+                const called = Option.match(tool.timeout, {
+                  onNone: () => Effect.map(tool.call(input, ctx), Option.some),
+                  onSome: (limit) => Effect.timeoutOption(tool.call(input, ctx), limit)
+                })
+                // a write invalidates cached reads even when it is interrupted half-way
+                exit = yield* Effect.exit(called).pipe(
+                  Effect.ensuring(readOnly ? Effect.void : cache.invalidate(resources))
+                )
               }
-              const called = Option.match(tool.timeout, {
-                onNone: () => Effect.map(tool.call(input, ctx), Option.some),
-                onSome: (limit) => Effect.timeoutOption(tool.call(input, ctx), limit)
-              })
-              const exit = yield* Effect.exit(called)
-              if (!readOnly) yield* cache.invalidate(resources)
 
-              if (Exit.isSuccess(exit) && Option.isSome(exit.value)) {
-                const returned = exit.value.value
+              if (Option.isSome(cached) || (Exit.isSuccess(exit) && Option.isSome(exit.value))) {
+                const returned = Option.isSome(cached)
+                  ? cached.value
+                  : Exit.isSuccess(exit)
+                    ? Option.getOrUndefined(exit.value)
+                    : undefined
                 const output = Tool.isWithModifier(returned) ? returned.output : returned
                 const modifier = Tool.isWithModifier(returned) ? returned.modifier : undefined
-                const mapped = yield* Effect.try(() => tool.toResult(output)).pipe(
-                  Effect.orElseSucceed(() => Tool.defaultToResult(output))
-                )
-                let content: ToolResultContent = isEmptyContent(mapped) ? Texts.emptyResult(tool.name) : mapped
-                if (readOnly) yield* cache.store(tool, input, content, resources)
-                content = yield* store.process({
-                  toolUseId: entry.call.id,
-                  toolName: tool.name,
-                  content,
-                  maxResultSizeChars: tool.maxResultSizeChars
-                })
+                let content: ToolResultContent
+                if (Option.isSome(cached)) {
+                  content = cached.value
+                } else {
+                  const mapped = yield* Effect.try(() => tool.toResult(output)).pipe(
+                    Effect.orElseSucceed(() => Tool.defaultToResult(output))
+                  )
+                  content = yield* store.process({
+                    toolUseId: entry.call.id,
+                    toolName: tool.name,
+                    content: isEmptyContent(mapped) ? Texts.emptyResult(tool.name) : mapped,
+                    maxResultSizeChars: tool.maxResultSizeChars
+                  })
+                  if (readOnly) yield* cache.store(tool, input, content, resources)
+                }
+                // the tool has run: from here on a cancellation must not pretend it did not
+                entry.ran = { content, isError: false, continue: pre.continue, stopReason: pre.stopReason, modifier }
                 const post = yield* hooks.run(
                   "PostToolUse",
                   hookInput(entry, "PostToolUse", input, cwd, { tool_response: output })
@@ -676,6 +685,7 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
                 status: "queued",
                 fiber: undefined,
                 cancel: undefined,
+                ran: undefined,
                 outcome: undefined
               }
               entries.push(entry)
@@ -694,6 +704,8 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
                         ? prepare(entry, call.input)
                         : undefined
               if (immediate !== undefined) {
+                // a call refused because of an interrupt or a sibling's error does not cascade itself
+                if (tool !== undefined && (interrupted || siblingError !== undefined)) entry.cancel = immediate
                 yield* complete(entry, immediate)
                 yield* afterCompletion(entry, immediate)
                 return
@@ -774,7 +786,10 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
               Deferred.await(control.discarded),
               Effect.suspend(() => {
                 discarded = true
-                return Effect.zipRight(FiberSet.clear(fibers), mailbox.end)
+                return Effect.zipRight(
+                  FiberSet.clear(fibers),
+                  Effect.zipRight(Effect.ignore(mailbox.clear), mailbox.end)
+                )
               })
             )
           )

@@ -211,7 +211,8 @@ const output = Options.choice("output", ["text", "json", "stream-json"]).pipe(
 /** `armature exec`. */
 export const command = Command.make("exec", { source, output, ...engineOptions }, (args) =>
   exec(args.source, args.output).pipe(
-    Effect.provide(engineLayer(args as EngineOptions)),
+    // calls read from stdin leave no terminal to ask on: asks are then answered headlessly
+    Effect.provide(engineLayer(args as EngineOptions, { approver: args.source === "-" ? "headless" : "auto" })),
     ExitCode.onInvalidInput,
     Effect.provide(stderrLogger)
   )

@@ -112,7 +112,7 @@ export interface EngineExtras {
 }
 
 /** Effect's logger on stderr, so logs never mix with machine-readable stdout. */
-export const stderrLogger = Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger))
+export const stderrLogger = Logger.replace(Logger.defaultLogger, Logger.prettyLogger({ stderr: true }))
 
 /**
  * Everything `exec`, `run` and `mcp serve` need: session, settings, shell analyzer, rule policy, hooks from

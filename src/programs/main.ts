@@ -6,6 +6,7 @@ import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Console, Effect } from "effect"
 import { optionsFirst } from "./Argv.js"
 import { run } from "./cli.js"
+import { stderrLogger } from "./Runtime.js"
 
 run(optionsFirst(process.argv)).pipe(
   Effect.catchIf(ValidationError.isValidationError, (error) =>
@@ -19,5 +20,6 @@ run(optionsFirst(process.argv)).pipe(
     })
   ),
   Effect.provide(NodeContext.layer),
-  NodeRuntime.runMain({ disableErrorReporting: false })
+  Effect.provide(stderrLogger),
+  NodeRuntime.runMain({ disableErrorReporting: false, disablePrettyLogger: true })
 )

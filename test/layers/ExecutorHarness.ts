@@ -94,7 +94,8 @@ export const testTools = Layer.mergeAll(
 /** The executor over the test tools, with pass-through permissions, no hooks and no result store. */
 export const executorLayer = (
   config: Partial<StreamingExecutor.ExecutorConfig> = {},
-  cache: Layer.Layer<ResultCache.ResultCache> = ResultCache.disabled
+  cache: Layer.Layer<ResultCache.ResultCache> = ResultCache.disabled,
+  hooks: Layer.Layer<Hooks.Hooks> = Hooks.none
 ) =>
   StreamingExecutor.layer(config).pipe(
     Layer.provideMerge(cache),
@@ -104,7 +105,7 @@ export const executorLayer = (
       Layer.mergeAll(
         PermissionPolicy.allowAll,
         Approver.headless,
-        Hooks.none,
+        hooks,
         ResultStore.keepAll,
         Session.layer({ cwd: "/work" }),
         TraceLog.Default

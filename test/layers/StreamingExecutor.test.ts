@@ -1,8 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Fiber, Queue, Ref, Stream, TestClock } from "effect"
+import { Chunk, Effect, Fiber, Layer, Queue, Ref, Stream, TestClock } from "effect"
 import type { ToolCall } from "../../src/domain/ExecutorEvent.js"
+import { emptyOutcome } from "../../src/domain/Hook.js"
 import * as Texts from "../../src/domain/Texts.js"
 import * as ResultCacheLive from "../../src/layers/ResultCacheLive.js"
+import * as Hooks from "../../src/services/Hooks.js"
 import { Session } from "../../src/services/Session.js"
 import { makeControl, ToolExecutor } from "../../src/services/ToolExecutor.js"
 import { executorLayer, results, runAll, stateAt, traces, use } from "./ExecutorHarness.js"
@@ -386,4 +388,61 @@ describe("StreamingExecutor", () => {
       expect((yield* traces).map((t) => t.id)).toEqual(["r1", "w", "r3"])
     }).pipe(Effect.provide(executorLayer({}, ResultCacheLive.layer({ tools: ["Read"] }))))
   )
+
+  it.effect("a call arriving after an interrupt is refused without cascading onto running `block` calls", () =>
+    Effect.gen(function* () {
+      const executor = yield* ToolExecutor
+      const control = yield* makeControl
+      const input = yield* Queue.unbounded<ToolCall>()
+      const fiber = yield* Effect.fork(
+        Stream.runCollect(
+          executor.execute(Stream.fromQueue(input).pipe(Stream.takeWhile((c) => c.id !== "end")), { control })
+        )
+      )
+      yield* Queue.offer(input, use("b", "Block", { ms: 3000 }))
+      yield* TestClock.adjust("1 second")
+      yield* control.interrupt
+      yield* Queue.offer(input, use("bash", "Bash", { ms: 10 }))
+      yield* Queue.offer(input, use("end", "Read"))
+      yield* TestClock.adjust("1 minute")
+      const [b, bash] = results(Chunk.toReadonlyArray(yield* Fiber.join(fiber)))
+      expect(b.content).toBe("Block done")
+      expect(bash.content).toBe(Texts.alreadyCancelled)
+    }).pipe(Effect.provide(executorLayer()))
+  )
+
+  it.effect("a cancellation that lands after the tool returned keeps the tool's real result", () =>
+    Effect.gen(function* () {
+      const executor = yield* ToolExecutor
+      const control = yield* makeControl
+      const fiber = yield* Effect.fork(
+        Stream.runCollect(executor.runBatch([use("r", "Read", { ms: 100, output: "written" })], { control }))
+      )
+      // the PostToolUse hook runs from 100 ms to 2,100 ms; the abort lands in the middle of it
+      yield* TestClock.adjust("1 second")
+      yield* control.abort
+      yield* TestClock.adjust("1 minute")
+      const [r] = results(Chunk.toReadonlyArray(yield* Fiber.join(fiber)))
+      expect(r.content).toBe("written")
+      expect(r.is_error).toBe(false)
+    }).pipe(Effect.provide(executorLayer({}, undefined, slowPostHooks)))
+  )
+
+  it.effect("a sibling cancellation summary uses the raw input when the failing call never decoded", () =>
+    Effect.gen(function* () {
+      const events = yield* runAll(
+        [{ type: "tool_use", id: "bad", name: "Bash", input: { output: "make all" } }, use("w", "Write", { ms: 10 })],
+        { cancellation: "any-error" }
+      )
+      expect(results(events)[1].content).toBe(Texts.siblingErrored("Bash", "make all"))
+    }).pipe(Effect.provide(executorLayer()))
+  )
 })
+
+const slowPostHooks = Layer.succeed(
+  Hooks.Hooks,
+  Hooks.Hooks.of({
+    run: (event) =>
+      event === "PostToolUse" ? Effect.as(Effect.sleep("2 seconds"), emptyOutcome) : Effect.succeed(emptyOutcome)
+  })
+)
