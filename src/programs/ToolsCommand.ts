@@ -24,8 +24,8 @@ export const apiTools = Effect.gen(function* () {
 
 const flags = (tool: Tool.Any): string =>
   [
-    tool.isReadOnly({}) ? "read-only" : undefined,
-    tool.isConcurrencySafe({}) ? "concurrency-safe" : undefined,
+    Tool.safely(tool.isReadOnly, {}) ? "read-only" : undefined,
+    Tool.safely(tool.isConcurrencySafe, {}) ? "concurrency-safe" : undefined,
     tool.cancelsSiblingsOnError ? "cancels-siblings" : undefined,
     Tool.isDeferred(tool) ? "deferred" : undefined
   ]
