@@ -15,7 +15,7 @@ import * as PermissionPolicy from "../../src/services/PermissionPolicy.js"
 import * as ResultCache from "../../src/services/ResultCache.js"
 import * as ResultStore from "../../src/services/ResultStore.js"
 import * as Session from "../../src/services/Session.js"
-import { type ExecuteOptions, ToolExecutor } from "../../src/services/ToolExecutor.js"
+import { type Control, type ExecuteOptions, makeControl, ToolExecutor } from "../../src/services/ToolExecutor.js"
 
 /** The input of every test tool. */
 export const TestInput = Schema.Struct({
@@ -131,6 +131,18 @@ export const runAll = (
     const executor = yield* ToolExecutor
     const fiber = yield* Effect.fork(Stream.runCollect(executor.runBatch(calls, options)))
     yield* TestClock.adjust(advance)
+    return Chunk.toReadonlyArray(yield* Fiber.join(fiber))
+  })
+
+/** Runs a batch under TestClock, acts on its control handle after 1 s (interrupt, abort, discard), then finishes. */
+export const runControlled = (calls: ReadonlyArray<ToolCall>, act: (control: Control) => Effect.Effect<void>) =>
+  Effect.gen(function* () {
+    const executor = yield* ToolExecutor
+    const control = yield* makeControl
+    const fiber = yield* Effect.fork(Stream.runCollect(executor.runBatch(calls, { control })))
+    yield* TestClock.adjust("1 second")
+    yield* act(control)
+    yield* TestClock.adjust("1 minute")
     return Chunk.toReadonlyArray(yield* Fiber.join(fiber))
   })
 

@@ -7,7 +7,7 @@ import * as ResultCacheLive from "../../src/layers/ResultCacheLive.js"
 import * as Hooks from "../../src/services/Hooks.js"
 import { Session } from "../../src/services/Session.js"
 import { makeControl, ToolExecutor } from "../../src/services/ToolExecutor.js"
-import { executorLayer, results, runAll, stateAt, traces, use } from "./ExecutorHarness.js"
+import { executorLayer, results, runAll, runControlled, stateAt, traces, use } from "./ExecutorHarness.js"
 
 const startTimes = (events: Parameters<typeof stateAt>[0], ids: ReadonlyArray<string>) =>
   ids.map((id) => stateAt(events, id, "executing"))
@@ -151,20 +151,10 @@ describe("StreamingExecutor", () => {
 
   it.effect("discard: nothing more is yielded, queued calls never start, running calls are interrupted", () =>
     Effect.gen(function* () {
-      const executor = yield* ToolExecutor
-      const control = yield* makeControl
-      const fiber = yield* Effect.fork(
-        Stream.runCollect(
-          executor.runBatch(
-            [use("a", "Read", { ms: 500 }), use("b", "Read", { ms: 5000 }), use("w", "Write", { ms: 10 })],
-            { control }
-          )
-        )
+      const events = yield* runControlled(
+        [use("a", "Read", { ms: 500 }), use("b", "Read", { ms: 5000 }), use("w", "Write", { ms: 10 })],
+        (control) => control.discard
       )
-      yield* TestClock.adjust("1 second")
-      yield* control.discard
-      yield* TestClock.adjust("1 minute")
-      const events = Chunk.toReadonlyArray(yield* Fiber.join(fiber))
       expect(results(events).map((r) => r.tool_use_id)).toEqual(["a"])
       const all = yield* traces
       expect(all.map((t) => t.id)).toEqual(["a", "b"])
@@ -174,20 +164,10 @@ describe("StreamingExecutor", () => {
 
   it.effect("interrupt cancels `cancel` calls, lets `block` calls finish, and never starts queued ones", () =>
     Effect.gen(function* () {
-      const executor = yield* ToolExecutor
-      const control = yield* makeControl
-      const fiber = yield* Effect.fork(
-        Stream.runCollect(
-          executor.runBatch(
-            [use("c", "Cancel", { ms: 5000 }), use("b", "Block", { ms: 3000 }), use("w", "Write", { ms: 10 })],
-            { control }
-          )
-        )
+      const events = yield* runControlled(
+        [use("c", "Cancel", { ms: 5000 }), use("b", "Block", { ms: 3000 }), use("w", "Write", { ms: 10 })],
+        (control) => control.interrupt
       )
-      yield* TestClock.adjust("1 second")
-      yield* control.interrupt
-      yield* TestClock.adjust("1 minute")
-      const events = Chunk.toReadonlyArray(yield* Fiber.join(fiber))
       const [c, b, w] = results(events)
       expect(c.content).toBe(Texts.rejected)
       expect(stateAt(events, "c", "completed")).toBe(1000)
@@ -200,15 +180,7 @@ describe("StreamingExecutor", () => {
 
   it.effect("a hard abort cancels `block` calls too", () =>
     Effect.gen(function* () {
-      const executor = yield* ToolExecutor
-      const control = yield* makeControl
-      const fiber = yield* Effect.fork(
-        Stream.runCollect(executor.runBatch([use("b", "Block", { ms: 3000 })], { control }))
-      )
-      yield* TestClock.adjust("1 second")
-      yield* control.abort
-      yield* TestClock.adjust("1 minute")
-      const [b] = results(Chunk.toReadonlyArray(yield* Fiber.join(fiber)))
+      const [b] = results(yield* runControlled([use("b", "Block", { ms: 3000 })], (control) => control.abort))
       expect(b.content).toBe(Texts.rejected)
       expect(b.t_ms).toBe(1000)
     }).pipe(Effect.provide(executorLayer()))
@@ -413,16 +385,10 @@ describe("StreamingExecutor", () => {
 
   it.effect("a cancellation that lands after the tool returned keeps the tool's real result", () =>
     Effect.gen(function* () {
-      const executor = yield* ToolExecutor
-      const control = yield* makeControl
-      const fiber = yield* Effect.fork(
-        Stream.runCollect(executor.runBatch([use("r", "Read", { ms: 100, output: "written" })], { control }))
-      )
       // the PostToolUse hook runs from 100 ms to 2,100 ms; the abort lands in the middle of it
-      yield* TestClock.adjust("1 second")
-      yield* control.abort
-      yield* TestClock.adjust("1 minute")
-      const [r] = results(Chunk.toReadonlyArray(yield* Fiber.join(fiber)))
+      const [r] = results(
+        yield* runControlled([use("r", "Read", { ms: 100, output: "written" })], (control) => control.abort)
+      )
       expect(r.content).toBe("written")
       expect(r.is_error).toBe(false)
     }).pipe(Effect.provide(executorLayer({}, undefined, slowPostHooks)))
