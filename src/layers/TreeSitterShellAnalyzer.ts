@@ -412,12 +412,24 @@ const visitCommand = (node: Node, found: Found): void => {
       wordNodes.push(child)
     }
   })
-  const { argv, assignments: wrapped, dangers } = analyzeWords(wordsOf(wordNodes))
-  found.commands.push(toCommand(node, argv))
-  found.dangers.push(...dangers)
-  if ([...assignments, ...wrapped].some(ReadOnlyCommands.isRiskyAssignment) || !isReadOnly(argv)) {
-    found.readOnly = false
-  }
+  // tree-sitter-bash can fold the next line into a pipeline's last command (`a | b | c⏎d && e` gives `c d`):
+  // an unescaped newline always ends a simple command, so split there and judge each part on its own.
+  const groups: Array<Array<Node>> = [[]]
+  wordNodes.forEach((word, at) => {
+    const previous = wordNodes[at - 1]
+    if (previous !== undefined && word.startPosition.row > previous.endPosition.row) {
+      const between = node.tree.rootNode.text.slice(previous.endIndex, word.startIndex)
+      if (!between.includes("\\\n")) groups.push([])
+    }
+    groups[groups.length - 1].push(word)
+  })
+  groups.forEach((group, at) => {
+    const { argv, assignments: wrapped, dangers } = analyzeWords(wordsOf(group))
+    found.commands.push(toCommand(node, argv))
+    found.dangers.push(...dangers)
+    const risky = [...(at === 0 ? assignments : []), ...wrapped].some(ReadOnlyCommands.isRiskyAssignment)
+    if (risky || !isReadOnly(argv)) found.readOnly = false
+  })
 }
 
 const arithmeticAssignment = /^(?:[-+*/%&^|]|<<|>>|\*\*)?=$|^(?:\+\+|--)$/

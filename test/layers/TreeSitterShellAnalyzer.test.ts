@@ -21,6 +21,8 @@ const unparsable = ["unparsable command"]
 
 const readOnlyCommands: ReadonlyArray<Case> = [
   ["ls", ["ls"], none, true],
+  // tree-sitter-bash folds the line after a 3-stage pipeline into its last command; the analyzer splits it again
+  ["ls | ls | ls\nls && ls", ["ls", "ls", "ls", "ls", "ls"], none, true],
   ["ls -la /tmp", ["ls -la /tmp"], none, true],
   ["cat README.md", ["cat README.md"], none, true],
   ["head -n 20 src/index.ts", ["head -n 20 src/index.ts"], none, true],
@@ -105,6 +107,8 @@ const notReadOnly: ReadonlyArray<Case> = [
 ]
 
 const compound: ReadonlyArray<Case> = [
+  // a command hidden on the line after a pipeline must surface as its own command (tree-sitter folds it)
+  ["cat a | grep b | wc -l\nrm -rf x && ls", ["cat a", "grep b", "wc -l", "rm -rf x", "ls"], none, false],
   ["ls && pwd || echo no", ["ls", "pwd", "echo no"], none, true],
   ["ls; pwd", ["ls", "pwd"], none, true],
   ["ls | grep x | wc -l", ["ls", "grep x", "wc -l"], none, true],
