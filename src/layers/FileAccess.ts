@@ -2,11 +2,14 @@
  * File primitives shared by the file tools (Read, Write, Edit): typed errors around node:fs, content hashes,
  * the read-before-write check against the FileStateCache, and an atomic, interruption-safe write.
  */
+
 import * as Crypto from "node:crypto"
 import type * as NodeFs from "node:fs"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import { Data, Effect, Exit, Option } from "effect"
+import { ToolValidationError } from "../domain/Errors.js"
+import * as PersistedOutput from "../domain/PersistedOutput.js"
 import { type FileRecord, type FileStateCache, modifiedMessage, notReadMessage } from "../services/FileStateCache.js"
 
 /** A file operation failed; the message is meant for the model. */
@@ -48,13 +51,24 @@ export const resolvePath = (cwd: string, path: string): string => Path.resolve(c
 export const notAbsoluteMessage = (path: string): string =>
   `file_path must be an absolute path (for example /home/user/project/src/index.ts), got: ${path}`
 
-/** Formats a byte count for messages: `812 bytes`, `300.5 KB`, `2.1 MB`. */
-export const formatSize = (bytes: number): string =>
-  bytes < 1024
-    ? `${bytes} bytes`
-    : bytes < 1024 * 1024
-      ? `${(bytes / 1024).toFixed(1)} KB`
-      : `${(bytes / (1024 * 1024)).toFixed(1)} MB`
+/**
+ * The `validate` of a file-writing tool: an absolute path, then the tool's own check of what the write would do,
+ * with its failure worded for the model.
+ */
+export const validateWrite = <A>(
+  filePath: string,
+  cwd: string,
+  check: (path: string) => Effect.Effect<A, FileError>
+): Effect.Effect<void, ToolValidationError> =>
+  Path.isAbsolute(filePath)
+    ? check(resolvePath(cwd, filePath)).pipe(
+        Effect.asVoid,
+        Effect.mapError((e) => new ToolValidationError({ message: e.message }))
+      )
+    : Effect.fail(new ToolValidationError({ message: notAbsoluteMessage(filePath) }))
+
+/** Formats a byte count for messages (`812 bytes`, `300.5KB`, `2.1MB`), as large-result previews do. */
+export const formatSize = PersistedOutput.formatSize
 
 /**
  * Checks that the model may overwrite an existing file: it was read (or written by a tool) in this session, and it

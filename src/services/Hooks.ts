@@ -8,7 +8,7 @@ import { emptyOutcome, type HookEvent, type HookInput, type HookOutcome } from "
 export class Hooks extends Context.Tag("armature/Hooks")<
   Hooks,
   {
-    /** Runs the hooks of `event` that match `matchValue` (the tool name for tool events) and combines them. */
+    /** Runs the hooks of `event` whose matcher fits the input (its `tool_name` for tool events) and combines them. */
     readonly run: (event: HookEvent, input: HookInput) => Effect.Effect<HookOutcome>
   }
 >() {}

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
 import * as fc from "fast-check"
+import { emptyOutcome } from "../../src/domain/Hook.js"
 import * as HookOutput from "../../src/domain/HookOutput.js"
 
 describe("HookOutput.decode", () => {
@@ -118,18 +119,7 @@ describe("HookOutput.blockedByExit", () => {
 
 describe("HookOutput.aggregate", () => {
   it("is the empty outcome for no verdicts", () => {
-    expect(HookOutput.aggregate([])).toStrictEqual({
-      decision: undefined,
-      reason: undefined,
-      blocks: [],
-      updatedInput: undefined,
-      continue: true,
-      stopReason: undefined,
-      systemMessages: [],
-      additionalContext: [],
-      updatedMCPToolOutput: undefined,
-      errors: []
-    })
+    expect(HookOutput.aggregate([])).toStrictEqual(emptyOutcome)
   })
 
   it("takes deny over ask over allow, with the reason of the first hook that made the decision", () => {

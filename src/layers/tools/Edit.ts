@@ -4,7 +4,7 @@
  */
 import * as Path from "node:path"
 import { Effect, Option, Schema } from "effect"
-import { ToolFailure, ToolValidationError } from "../../domain/Errors.js"
+import { ToolFailure } from "../../domain/Errors.js"
 import * as Tool from "../../domain/Tool.js"
 import { FileStateCache } from "../../services/FileStateCache.js"
 import * as FileAccess from "../FileAccess.js"
@@ -167,13 +167,7 @@ export const make = Effect.gen(function* () {
     searchHint: "edit modify replace change file string",
     resources: (input) => [{ key: Path.resolve(input.file_path), access: "write" }],
     summarize: (input) => input.file_path,
-    validate: (input, ctx) =>
-      Path.isAbsolute(input.file_path)
-        ? plan(FileAccess.resolvePath(ctx.cwd, input.file_path), input).pipe(
-            Effect.asVoid,
-            Effect.mapError((e) => new ToolValidationError({ message: e.message }))
-          )
-        : Effect.fail(new ToolValidationError({ message: FileAccess.notAbsoluteMessage(input.file_path) })),
+    validate: (input, ctx) => FileAccess.validateWrite(input.file_path, ctx.cwd, (path) => plan(path, input)),
     call: (input, ctx) =>
       Effect.gen(function* () {
         const path = FileAccess.resolvePath(ctx.cwd, input.file_path)

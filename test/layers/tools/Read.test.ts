@@ -97,7 +97,7 @@ describe("Read", () => {
       const whole = yield* run(tool, { file_path: file }, dir)
       expect(whole).toEqual({
         content:
-          `File content (${(size / 1024).toFixed(1)} KB) exceeds maximum allowed size (256 KB). Please use offset and ` +
+          `File content (${(size / 1024).toFixed(1)}KB) exceeds maximum allowed size (256 KB). Please use offset and ` +
           "limit parameters to read specific portions of the file, or use the Grep tool to search for specific content.",
         isError: true
       })
