@@ -13,16 +13,16 @@ import * as Path from "node:path"
 import { NodeContext } from "@effect/platform-node"
 import { Duration, Effect, Layer, Schema } from "effect"
 import * as Tool from "../src/domain/Tool.js"
-import * as AnthropicLanguageModel from "../src/layers/AnthropicLanguageModel.js"
-import * as StreamingExecutor from "../src/layers/StreamingExecutor.js"
-import * as ToolRegistryLive from "../src/layers/ToolRegistryLive.js"
-import * as TranscriptLive from "../src/layers/Transcript.js"
-import * as AgentLoop from "../src/programs/AgentLoop.js"
+import * as AgentLoop from "../src/layers/agent/AgentLoop.js"
+import * as TranscriptLive from "../src/layers/agent/TranscriptLive.js"
+import * as StreamingExecutor from "../src/layers/executor/StreamingExecutor.js"
+import * as AnthropicLanguageModel from "../src/layers/model/AnthropicLanguageModel.js"
+import * as ToolRegistryLive from "../src/layers/registry/ToolRegistryLive.js"
+import * as MemoryResultStore from "../src/layers/results/MemoryResultStore.js"
+import * as SessionLive from "../src/layers/session/SessionLive.js"
 import * as Approver from "../src/services/Approver.js"
 import * as Hooks from "../src/services/Hooks.js"
 import * as PermissionPolicy from "../src/services/PermissionPolicy.js"
-import * as ResultStore from "../src/services/ResultStore.js"
-import * as Session from "../src/services/Session.js"
 import * as MessagesServer from "../test/fixtures/MessagesServer.js"
 
 const pacingMs = Number(process.env.BENCH_PACING_MS ?? 15)
@@ -82,8 +82,10 @@ const once = (scenario: Scenario, execution: AgentLoop.ExecutionMode) =>
     ).pipe(
       Layer.provideMerge(ToolRegistryLive.register(wait(scenario.safe))),
       Layer.provideMerge(ToolRegistryLive.layer),
-      Layer.provideMerge(Layer.mergeAll(PermissionPolicy.allowAll, Approver.headless, Hooks.none, ResultStore.keepAll)),
-      Layer.provideMerge(Session.layer({ cwd: stateDir, stateDir })),
+      Layer.provideMerge(
+        Layer.mergeAll(PermissionPolicy.allowAll, Approver.headless, Hooks.none, MemoryResultStore.layer)
+      ),
+      Layer.provideMerge(SessionLive.layer({ cwd: stateDir, stateDir })),
       Layer.provideMerge(NodeContext.layer)
     )
     const started = Date.now()

@@ -9,13 +9,13 @@
 import { Chunk, Effect, Fiber, Layer, Schema, Stream, TestClock, TestContext } from "effect"
 import type { ToolCall } from "../src/domain/ExecutorEvent.js"
 import * as Tool from "../src/domain/Tool.js"
-import * as StreamingExecutor from "../src/layers/StreamingExecutor.js"
-import * as ToolRegistryLive from "../src/layers/ToolRegistryLive.js"
+import * as StreamingExecutor from "../src/layers/executor/StreamingExecutor.js"
+import * as ToolRegistryLive from "../src/layers/registry/ToolRegistryLive.js"
+import * as MemoryResultStore from "../src/layers/results/MemoryResultStore.js"
+import * as SessionLive from "../src/layers/session/SessionLive.js"
 import * as Approver from "../src/services/Approver.js"
 import * as Hooks from "../src/services/Hooks.js"
 import * as PermissionPolicy from "../src/services/PermissionPolicy.js"
-import * as ResultStore from "../src/services/ResultStore.js"
-import * as Session from "../src/services/Session.js"
 import { ToolExecutor } from "../src/services/ToolExecutor.js"
 
 const Input = Schema.Struct({ ms: Schema.Number })
@@ -44,8 +44,8 @@ const layer = StreamingExecutor.layer({ maxConcurrency: 10 }).pipe(
       PermissionPolicy.allowAll,
       Approver.headless,
       Hooks.none,
-      ResultStore.keepAll,
-      Session.layer({ cwd: process.cwd() })
+      MemoryResultStore.layer,
+      SessionLive.layer({ cwd: process.cwd() })
     )
   )
 )

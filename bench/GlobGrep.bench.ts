@@ -5,7 +5,7 @@
 import * as ChildProcess from "node:child_process"
 import * as Path from "node:path"
 import { Effect } from "effect"
-import * as GrepEngine from "../src/layers/GrepEngine.js"
+import * as GrepEngine from "../src/layers/files/GrepEngine.js"
 import * as Glob from "../src/layers/tools/Glob.js"
 import * as Grep from "../src/layers/tools/Grep.js"
 

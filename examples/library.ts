@@ -10,7 +10,7 @@ import {
   FsResultStore,
   HooksLive,
   RulePermissionPolicy,
-  Session,
+  SessionLive,
   SettingsLoader,
   StreamingExecutor,
   Tool,
@@ -50,7 +50,7 @@ const Engine = StreamingExecutor.layer({ maxConcurrency: 4 }).pipe(
     )
   ),
   Layer.provideMerge(SettingsLoader.layer({ projectDir: cwd, allowedTools: ["Weather"] })),
-  Layer.provideMerge(Layer.mergeAll(Session.layer({ cwd }), TreeSitterShellAnalyzer.layer, NodeContext.layer))
+  Layer.provideMerge(Layer.mergeAll(SessionLive.layer({ cwd }), TreeSitterShellAnalyzer.layer, NodeContext.layer))
 )
 
 // 3. Feed tool_use blocks (from a model stream, or all at once) and read results in request order.

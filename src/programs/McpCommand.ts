@@ -4,7 +4,7 @@
  */
 import { Command } from "@effect/cli"
 import { Effect } from "effect"
-import * as McpServer from "../layers/McpServer.js"
+import * as McpServer from "../layers/mcp/McpServer.js"
 import { type EngineOptions, engineLayer, engineOptions, stderrLogger } from "./Runtime.js"
 
 /**

@@ -7,8 +7,9 @@ import { Args, Command, Options } from "@effect/cli"
 import { Console, Effect, Layer, Option, Queue, Stream } from "effect"
 import { contentText } from "../domain/Blocks.js"
 import { InvalidInputError } from "../domain/Errors.js"
-import * as AnthropicLanguageModel from "../layers/AnthropicLanguageModel.js"
-import * as TranscriptLive from "../layers/Transcript.js"
+import * as AgentLoop from "../layers/agent/AgentLoop.js"
+import * as TranscriptLive from "../layers/agent/TranscriptLive.js"
+import * as AnthropicLanguageModel from "../layers/model/AnthropicLanguageModel.js"
 import {
   type AssistantContent,
   defaultMaxTokens,
@@ -16,7 +17,6 @@ import {
   type Message,
   type UserContent
 } from "../services/LanguageModel.js"
-import * as AgentLoop from "./AgentLoop.js"
 import * as ExitCode from "./ExitCode.js"
 import { type EngineOptions, engineLayer, engineOptions } from "./Runtime.js"
 

@@ -8,19 +8,19 @@ import { NodeContext } from "@effect/platform-node"
 import { Effect, Layer, Logger, Option } from "effect"
 import { permissionModes } from "../domain/Permission.js"
 import type { SettingSourceKind } from "../domain/Settings.js"
-import * as FsResultStore from "../layers/FsResultStore.js"
-import * as HooksLive from "../layers/HooksLive.js"
-import * as McpClientsLive from "../layers/McpClientsLive.js"
-import * as RulePermissionPolicy from "../layers/RulePermissionPolicy.js"
-import * as SettingsLoader from "../layers/SettingsLoader.js"
-import * as StreamingExecutor from "../layers/StreamingExecutor.js"
-import * as TerminalApprover from "../layers/TerminalApprover.js"
-import * as ToolRegistryLive from "../layers/ToolRegistryLive.js"
-import * as TreeSitterShellAnalyzer from "../layers/TreeSitterShellAnalyzer.js"
+import * as StreamingExecutor from "../layers/executor/StreamingExecutor.js"
+import * as HooksLive from "../layers/hooks/HooksLive.js"
+import * as McpClientsLive from "../layers/mcp/McpClientsLive.js"
+import * as RulePermissionPolicy from "../layers/permissions/RulePermissionPolicy.js"
+import * as TerminalApprover from "../layers/permissions/TerminalApprover.js"
+import * as ToolRegistryLive from "../layers/registry/ToolRegistryLive.js"
+import * as FsResultStore from "../layers/results/FsResultStore.js"
+import * as SessionLive from "../layers/session/SessionLive.js"
+import * as SettingsLoader from "../layers/settings/SettingsLoader.js"
+import * as TreeSitterShellAnalyzer from "../layers/shell/TreeSitterShellAnalyzer.js"
 import * as BuiltinTools from "../layers/tools/index.js"
 import * as Approver from "../services/Approver.js"
 import { McpClients } from "../services/McpClients.js"
-import * as Session from "../services/Session.js"
 import { Settings } from "../services/Settings.js"
 
 /** Options shared by every command that runs tools. */
@@ -97,7 +97,7 @@ export const toolsLayer = (cwd: string) =>
   BuiltinTools.layer.pipe(
     Layer.provideMerge(ToolRegistryLive.layer),
     Layer.provideMerge(TreeSitterShellAnalyzer.layer),
-    Layer.provideMerge(Session.layer({ cwd })),
+    Layer.provideMerge(SessionLive.layer({ cwd })),
     Layer.provideMerge(NodeContext.layer)
   )
 
@@ -123,7 +123,7 @@ export const engineLayer = (options: EngineOptions, extras: EngineExtras = {}) =
   const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true
   const approver = extras.approver !== "headless" && interactive ? TerminalApprover.layer : Approver.headless
   const base = Layer.mergeAll(
-    Session.layer({ cwd: options.cwd, id: extras.sessionId }),
+    SessionLive.layer({ cwd: options.cwd, id: extras.sessionId }),
     NodeContext.layer,
     TreeSitterShellAnalyzer.layer
   )

@@ -2,10 +2,9 @@
  * Large-result handling (SPEC §7): results above a tool's threshold are persisted and replaced by a preview, and
  * tools that produce streams spill them to a file while keeping only a bounded head and tail in memory.
  */
-import { StringDecoder } from "node:string_decoder"
-import { Context, Data, Effect, Layer, Option, type Scope } from "effect"
+import { Context, Data, type Effect, type Option, type Scope } from "effect"
 import type { ToolResultContent } from "../domain/Blocks.js"
-import * as HeadTail from "../domain/HeadTail.js"
+import type * as HeadTail from "../domain/HeadTail.js"
 
 /** What the store is given for one result. */
 export interface StoreRequest {
@@ -71,32 +70,3 @@ export class ResultStore extends Context.Tag("armature/ResultStore")<
     readonly openSpill: (options: SpillOptions) => Effect.Effect<Spill, ResultStoreError, Scope.Scope>
   }
 >() {}
-
-/** A spill that never writes a file: it keeps the head and tail and drops the middle. */
-export const memorySpill = (options: SpillOptions): Effect.Effect<Spill> =>
-  Effect.sync(() => {
-    const buffer = HeadTail.make(options.headChars, options.tailChars)
-    const decoder = new StringDecoder("utf8")
-    let bytes = 0
-    const writeBytes = (chunk: Uint8Array) =>
-      Effect.sync(() => {
-        bytes += chunk.byteLength
-        buffer.append(decoder.write(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)))
-      })
-    return {
-      write: (chunk) => writeBytes(Buffer.from(chunk, "utf8")),
-      writeBytes,
-      lastLines: (n) => Effect.sync(() => buffer.lastLines(n)),
-      snapshot: Effect.sync(() => buffer.snapshot()),
-      finish: Effect.sync(() => {
-        buffer.append(decoder.end())
-        return { ...buffer.snapshot(), path: Option.none(), bytes }
-      })
-    }
-  })
-
-/** Keeps every result as it is; spills keep only head and tail in memory and persist nothing. */
-export const keepAll = Layer.succeed(
-  ResultStore,
-  ResultStore.of({ process: (r) => Effect.succeed(r.content), openSpill: memorySpill })
-)

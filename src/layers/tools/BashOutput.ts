@@ -5,8 +5,8 @@ import { Effect, Schema } from "effect"
 import { ToolFailure } from "../../domain/Errors.js"
 import * as Tool from "../../domain/Tool.js"
 import { BackgroundShells, type ShellOutput, type ShellStatus } from "../../services/BackgroundShells.js"
-import * as ProcessBackgroundShells from "../ProcessBackgroundShells.js"
-import * as ToolRegistryLive from "../ToolRegistryLive.js"
+import * as ProcessBackgroundShells from "../process/ProcessBackgroundShells.js"
+import * as ToolRegistryLive from "../registry/ToolRegistryLive.js"
 
 const Input = Schema.Struct({
   bash_id: Schema.String.pipe(Schema.minLength(1)).annotations({

@@ -7,8 +7,8 @@ import { Effect, Option, Schema } from "effect"
 import { ToolFailure } from "../../domain/Errors.js"
 import * as Tool from "../../domain/Tool.js"
 import { FileStateCache } from "../../services/FileStateCache.js"
-import * as FileAccess from "../FileAccess.js"
-import * as ToolRegistryLive from "../ToolRegistryLive.js"
+import * as FileAccess from "../files/FileAccess.js"
+import * as ToolRegistryLive from "../registry/ToolRegistryLive.js"
 import { numberLines, splitLines } from "./Read.js"
 
 const Input = Schema.Struct({

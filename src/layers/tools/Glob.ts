@@ -7,8 +7,8 @@ import { Effect, Schema } from "effect"
 import picomatch from "picomatch"
 import { ToolFailure } from "../../domain/Errors.js"
 import * as Tool from "../../domain/Tool.js"
-import * as FileWalker from "../FileWalker.js"
-import * as ToolRegistryLive from "../ToolRegistryLive.js"
+import * as FileWalker from "../files/FileWalker.js"
+import * as ToolRegistryLive from "../registry/ToolRegistryLive.js"
 
 /** The most paths returned. */
 export const maxResults = 100

@@ -6,9 +6,9 @@ import * as Path from "node:path"
 import { Effect, Schema } from "effect"
 import { ToolFailure, ToolValidationError } from "../../domain/Errors.js"
 import * as Tool from "../../domain/Tool.js"
-import * as FileWalker from "../FileWalker.js"
-import * as GrepEngine from "../GrepEngine.js"
-import * as ToolRegistryLive from "../ToolRegistryLive.js"
+import * as FileWalker from "../files/FileWalker.js"
+import * as GrepEngine from "../files/GrepEngine.js"
+import * as ToolRegistryLive from "../registry/ToolRegistryLive.js"
 
 /** Output entries (lines, files or counts) returned when head_limit is not given. */
 export const defaultHeadLimit = 250

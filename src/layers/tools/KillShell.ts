@@ -5,7 +5,7 @@ import { Effect, Schema } from "effect"
 import { ToolFailure } from "../../domain/Errors.js"
 import * as Tool from "../../domain/Tool.js"
 import { BackgroundShells } from "../../services/BackgroundShells.js"
-import * as ToolRegistryLive from "../ToolRegistryLive.js"
+import * as ToolRegistryLive from "../registry/ToolRegistryLive.js"
 
 const Input = Schema.Struct({
   shell_id: Schema.String.pipe(Schema.minLength(1)).annotations({

@@ -11,8 +11,8 @@ import { ToolResultContent } from "../../domain/Blocks.js"
 import { ToolFailure, ToolValidationError } from "../../domain/Errors.js"
 import * as Tool from "../../domain/Tool.js"
 import { FileStateCache } from "../../services/FileStateCache.js"
-import * as FileAccess from "../FileAccess.js"
-import * as ToolRegistryLive from "../ToolRegistryLive.js"
+import * as FileAccess from "../files/FileAccess.js"
+import * as ToolRegistryLive from "../registry/ToolRegistryLive.js"
 
 /** Lines returned when no limit is given. */
 export const defaultLimit = 2000

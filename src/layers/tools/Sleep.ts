@@ -3,7 +3,7 @@
  */
 import { Duration, Effect, Schema } from "effect"
 import * as Tool from "../../domain/Tool.js"
-import * as ToolRegistryLive from "../ToolRegistryLive.js"
+import * as ToolRegistryLive from "../registry/ToolRegistryLive.js"
 
 /** The most a single Sleep may wait. */
 export const maxDurationMs = 600_000

@@ -4,7 +4,7 @@
 import { Effect, Schema } from "effect"
 import { ToolValidationError } from "../../domain/Errors.js"
 import * as Tool from "../../domain/Tool.js"
-import * as ToolRegistryLive from "../ToolRegistryLive.js"
+import * as ToolRegistryLive from "../registry/ToolRegistryLive.js"
 
 /** One task of the list. */
 export const Todo = Schema.Struct({

@@ -7,7 +7,7 @@ import * as DeferredTools from "../../domain/DeferredTools.js"
 import * as Tool from "../../domain/Tool.js"
 import * as ToolSearchQuery from "../../domain/ToolSearchQuery.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
-import * as ToolRegistryLive from "../ToolRegistryLive.js"
+import * as ToolRegistryLive from "../registry/ToolRegistryLive.js"
 
 /** The session-state key of discovered tool names (re-exported from DeferredTools for convenience). */
 export const discoveredToolsKey = DeferredTools.discoveredToolsKey

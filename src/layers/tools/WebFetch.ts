@@ -10,7 +10,7 @@ import { Chunk, Duration, Effect, Layer, Schema, Stream } from "effect"
 import TurndownService from "turndown"
 import { ToolFailure, ToolValidationError } from "../../domain/Errors.js"
 import * as Tool from "../../domain/Tool.js"
-import * as ToolRegistryLive from "../ToolRegistryLive.js"
+import * as ToolRegistryLive from "../registry/ToolRegistryLive.js"
 
 /** The most redirects followed for one fetch. */
 export const maxRedirects = 10

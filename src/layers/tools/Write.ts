@@ -8,8 +8,8 @@ import { Effect, Option, Schema } from "effect"
 import { ToolFailure } from "../../domain/Errors.js"
 import * as Tool from "../../domain/Tool.js"
 import { FileStateCache } from "../../services/FileStateCache.js"
-import * as FileAccess from "../FileAccess.js"
-import * as ToolRegistryLive from "../ToolRegistryLive.js"
+import * as FileAccess from "../files/FileAccess.js"
+import * as ToolRegistryLive from "../registry/ToolRegistryLive.js"
 
 const Input = Schema.Struct({
   file_path: Schema.String.annotations({

@@ -2,7 +2,7 @@
  * Every built-in tool's layer, merged: compose over a ToolRegistry to get the built-in tool set.
  */
 import { Layer } from "effect"
-import * as FileStateCacheLive from "../FileStateCacheLive.js"
+import * as FileStateCacheLive from "../files/FileStateCacheLive.js"
 import * as Bash from "./Bash.js"
 import * as Edit from "./Edit.js"
 import * as Glob from "./Glob.js"

@@ -5,13 +5,13 @@ import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Either, Exit, Fiber, Layer, Ref, Scope } from "effect"
 import { ToolFailure } from "../../../src/domain/Errors.js"
 import * as Tool from "../../../src/domain/Tool.js"
-import * as FsResultStore from "../../../src/layers/FsResultStore.js"
-import * as ProcessBackgroundShells from "../../../src/layers/ProcessBackgroundShells.js"
-import * as TreeSitterShellAnalyzer from "../../../src/layers/TreeSitterShellAnalyzer.js"
+import * as ProcessBackgroundShells from "../../../src/layers/process/ProcessBackgroundShells.js"
+import * as FsResultStore from "../../../src/layers/results/FsResultStore.js"
+import * as SessionLive from "../../../src/layers/session/SessionLive.js"
+import * as TreeSitterShellAnalyzer from "../../../src/layers/shell/TreeSitterShellAnalyzer.js"
 import * as Bash from "../../../src/layers/tools/Bash.js"
 import * as BashOutput from "../../../src/layers/tools/BashOutput.js"
 import * as KillShell from "../../../src/layers/tools/KillShell.js"
-import * as Session from "../../../src/services/Session.js"
 import { groupMembers, isAlive, makeContext, tempDir, waitUntil } from "../../fixtures/ProcessTestKit.js"
 
 const stateDir = tempDir("armature-bash-state-")
@@ -21,7 +21,7 @@ const Services = Layer.mergeAll(
   TreeSitterShellAnalyzer.layer,
   FsResultStore.layerDir(stateDir),
   ProcessBackgroundShells.layerDir(stateDir),
-  Session.layer({ cwd: stateDir, stateDir }),
+  SessionLive.layer({ cwd: stateDir, stateDir }),
   NodeFileSystem.layer
 ).pipe(Layer.provideMerge(NodeFileSystem.layer))
 

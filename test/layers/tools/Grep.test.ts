@@ -3,7 +3,7 @@ import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
-import * as GrepEngine from "../../../src/layers/GrepEngine.js"
+import * as GrepEngine from "../../../src/layers/files/GrepEngine.js"
 import * as Grep from "../../../src/layers/tools/Grep.js"
 import { put, run, tempDir } from "./FileToolHarness.js"
 

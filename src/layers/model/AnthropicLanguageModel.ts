@@ -1,0 +1,260 @@
+/**
+ * The LanguageModel port over the Anthropic Messages API (`@anthropic-ai/sdk`), streaming: each content block is
+ * surfaced when its `content_block_stop` arrives, tool_use inputs parsed from their `input_json_delta` pieces.
+ * The SDK's own retries are off; request-phase failures are retried here with `LanguageModel.retrySchedule`.
+ */
+import Anthropic from "@anthropic-ai/sdk"
+import { Config, Effect, Layer, Option, Redacted, Schema, Stream } from "effect"
+import {
+  type AssistantContent,
+  LanguageModel,
+  ModelError,
+  type ModelEvent,
+  type ModelRequest,
+  type RetryPolicy,
+  retrySchedule,
+  type StopReason,
+  type Usage
+} from "../../services/LanguageModel.js"
+
+/** `ANTHROPIC_API_KEY` is not set. */
+export class MissingApiKeyError extends Schema.TaggedError<MissingApiKeyError>()("MissingApiKeyError", {}) {
+  override get message(): string {
+    return (
+      "ANTHROPIC_API_KEY is not set. Set it to your Anthropic API key (export ANTHROPIC_API_KEY=sk-ant-...); " +
+      "set ANTHROPIC_BASE_URL as well to use another endpoint."
+    )
+  }
+}
+
+/** How the client is configured. */
+export interface Options {
+  readonly apiKey: string
+  /** Defaults to the SDK's (`https://api.anthropic.com`). */
+  readonly baseURL?: string | undefined
+  readonly retry?: RetryPolicy | undefined
+  /** Per-request timeout of the SDK, in milliseconds. */
+  readonly timeoutMs?: number | undefined
+}
+
+const numberHeader = (headers: unknown, name: string): number | undefined => {
+  if (typeof headers !== "object" || headers === null || !("get" in headers) || typeof headers.get !== "function") {
+    return undefined
+  }
+  const raw: unknown = headers.get(name)
+  if (typeof raw !== "string" || raw.trim() === "") return undefined
+  const n = Number(raw)
+  return Number.isFinite(n) && n >= 0 ? n : undefined
+}
+
+const errorType = (error: unknown): string | undefined => {
+  if (typeof error !== "object" || error === null) return undefined
+  const inner = "error" in error ? error.error : undefined
+  if (typeof inner === "object" && inner !== null && "type" in inner && typeof inner.type === "string") {
+    return inner.type
+  }
+  return "type" in error && typeof error.type === "string" && error.type !== "error" ? error.type : undefined
+}
+
+/** Maps anything the SDK throws to a ModelError, deciding whether it may be retried. */
+export const toModelError =
+  (phase: "request" | "stream") =>
+  (cause: unknown): ModelError => {
+    if (cause instanceof Anthropic.APIError) {
+      const status = typeof cause.status === "number" ? cause.status : undefined
+      const type = errorType(cause.error)
+      const retryAfterMs =
+        numberHeader(cause.headers, "retry-after-ms") ??
+        Option.getOrUndefined(
+          Option.map(Option.fromNullable(numberHeader(cause.headers, "retry-after")), (s) => s * 1000)
+        )
+      const retryable =
+        cause instanceof Anthropic.APIConnectionError ||
+        status === 408 ||
+        status === 409 ||
+        status === 429 ||
+        (status !== undefined && status >= 500) ||
+        type === "overloaded_error" ||
+        type === "api_error" ||
+        type === "rate_limit_error"
+      return new ModelError({
+        message: cause.message,
+        status,
+        retryable: retryable && !(cause instanceof Anthropic.APIUserAbortError),
+        retryAfterMs,
+        phase
+      })
+    }
+    const message = cause instanceof Error ? cause.message : String(cause)
+    return new ModelError({ message, retryable: true, phase })
+  }
+
+const toUsage = (u: unknown, previous?: Usage): Usage => {
+  const record = (typeof u === "object" && u !== null ? u : {}) as Record<string, unknown>
+  const pick = (key: keyof Usage): number =>
+    typeof record[key] === "number" ? (record[key] as number) : (previous?.[key] ?? 0)
+  return {
+    input_tokens: pick("input_tokens"),
+    output_tokens: pick("output_tokens"),
+    cache_creation_input_tokens: pick("cache_creation_input_tokens"),
+    cache_read_input_tokens: pick("cache_read_input_tokens")
+  }
+}
+
+interface Partial {
+  readonly start: Record<string, unknown>
+  text: string
+  json: string
+  readonly extra: Record<string, unknown>
+}
+
+const parseInput = (json: string, initial: unknown): unknown => {
+  if (json.trim() === "") return initial ?? {}
+  try {
+    return JSON.parse(json)
+  } catch {
+    return json
+  }
+}
+
+const finish = (partial: Partial): AssistantContent => {
+  const start = partial.start
+  switch (start.type) {
+    case "text":
+      return { type: "text", text: partial.text }
+    case "tool_use":
+      return {
+        type: "tool_use",
+        id: String(start.id),
+        name: String(start.name),
+        input: parseInput(partial.json, start.input)
+      }
+    default:
+      return { ...start, ...partial.extra, type: start.type === "redacted_thinking" ? "redacted_thinking" : "thinking" }
+  }
+}
+
+/**
+ * Turns the raw stream events into ModelEvents: blocks are assembled from their deltas and emitted whole when they
+ * stop; usage from `message_start` is carried into `message_delta` (which only reports what changed).
+ */
+export const assemble = <E>(
+  events: Stream.Stream<Anthropic.RawMessageStreamEvent, E>
+): Stream.Stream<ModelEvent, E | ModelError> =>
+  Stream.suspend(() => {
+    const blocks = new Map<number, Partial>()
+    let usage: Usage | undefined
+    let stopped = false
+    const ended = Stream.suspend(() =>
+      stopped
+        ? Stream.empty
+        : Stream.fail(
+            new ModelError({ message: "The model stream ended before message_stop", retryable: true, phase: "stream" })
+          )
+    )
+    const mapped = Stream.mapConcat(events, (event): ReadonlyArray<ModelEvent> => {
+      switch (event.type) {
+        case "message_start":
+          usage = toUsage(event.message.usage)
+          return [{ type: "message_start", id: event.message.id, model: event.message.model, usage }]
+        case "content_block_start":
+          blocks.set(event.index, {
+            start: { ...(event.content_block as unknown as Record<string, unknown>) },
+            text: event.content_block.type === "text" ? event.content_block.text : "",
+            json: "",
+            extra: {}
+          })
+          return []
+        case "content_block_delta": {
+          const partial = blocks.get(event.index)
+          if (partial === undefined) return []
+          const delta = event.delta
+          switch (delta.type) {
+            case "text_delta":
+              partial.text += delta.text
+              return [{ type: "text_delta", index: event.index, text: delta.text }]
+            case "input_json_delta":
+              partial.json += delta.partial_json
+              return []
+            case "thinking_delta":
+              partial.extra.thinking = String(partial.extra.thinking ?? partial.start.thinking ?? "") + delta.thinking
+              return []
+            case "signature_delta":
+              partial.extra.signature = delta.signature
+              return []
+            default:
+              return []
+          }
+        }
+        case "content_block_stop": {
+          const partial = blocks.get(event.index)
+          if (partial === undefined) return []
+          blocks.delete(event.index)
+          return [{ type: "content_block", index: event.index, block: finish(partial) }]
+        }
+        case "message_delta":
+          usage = toUsage(event.usage, usage)
+          return [{ type: "message_delta", stopReason: (event.delta.stop_reason ?? null) as StopReason | null, usage }]
+        case "message_stop":
+          stopped = true
+          return [{ type: "message_stop" }]
+        default:
+          return []
+      }
+    })
+    return Stream.concat(mapped, ended)
+  })
+
+/** The request body sent to the Messages API. */
+export const toParams = (request: ModelRequest): Anthropic.MessageCreateParamsStreaming =>
+  ({
+    model: request.model,
+    max_tokens: request.maxTokens,
+    system: request.system,
+    tools: request.tools,
+    messages: request.messages,
+    stream: true
+  }) as unknown as Anthropic.MessageCreateParamsStreaming
+
+/** Builds the model over an SDK client. */
+export const make = (options: Options) =>
+  Effect.sync(() => {
+    const client = new Anthropic({
+      apiKey: options.apiKey,
+      baseURL: options.baseURL ?? null,
+      maxRetries: 0,
+      ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {})
+    })
+    const schedule = retrySchedule(options.retry)
+    const open = (request: ModelRequest) =>
+      Effect.tryPromise({
+        try: (signal) => client.messages.create(toParams(request), { signal }),
+        catch: toModelError("request")
+      }).pipe(Effect.retry(schedule))
+    return LanguageModel.of({
+      stream: (request) =>
+        Stream.unwrapScoped(
+          Effect.map(
+            Effect.acquireRelease(open(request), (sdkStream) => Effect.sync(() => sdkStream.controller.abort())),
+            (sdkStream) => assemble(Stream.fromAsyncIterable(sdkStream, toModelError("stream")))
+          )
+        )
+    })
+  })
+
+/** The model with explicit options. */
+export const layer = (options: Options) => Layer.effect(LanguageModel, make(options))
+
+/** The model configured from `ANTHROPIC_API_KEY` and `ANTHROPIC_BASE_URL`; a missing key is a MissingApiKeyError. */
+export const layerFromEnv = (retry?: RetryPolicy) =>
+  Layer.effect(
+    LanguageModel,
+    Effect.gen(function* () {
+      const apiKey = yield* Config.option(Config.redacted("ANTHROPIC_API_KEY")).pipe(Effect.orDie)
+      const baseURL = yield* Config.option(Config.string("ANTHROPIC_BASE_URL")).pipe(Effect.orDie)
+      if (Option.isNone(apiKey) || Redacted.value(apiKey.value).trim() === "") {
+        return yield* new MissingApiKeyError()
+      }
+      return yield* make({ apiKey: Redacted.value(apiKey.value), baseURL: Option.getOrUndefined(baseURL), retry })
+    })
+  )

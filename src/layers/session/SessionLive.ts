@@ -1,0 +1,44 @@
+/**
+ * The session a set of calls belongs to, built from options: its id, directories, working-directory context and
+ * shared state. The state directory comes from the options, else `ARMATURE_STATE_DIR`, else `<project>/.armature`.
+ */
+import * as Crypto from "node:crypto"
+import * as Path from "node:path"
+import { Config, Effect, Layer, Option, Ref } from "effect"
+import * as Tool from "../../domain/Tool.js"
+import { Session } from "../../services/Session.js"
+
+/** Options for a session. */
+export interface SessionOptions {
+  readonly cwd: string
+  readonly id?: string | undefined
+  readonly projectDir?: string | undefined
+  /** Defaults to `$ARMATURE_STATE_DIR`, else `<projectDir>/.armature`. */
+  readonly stateDir?: string | undefined
+}
+
+/** `ARMATURE_STATE_DIR`, when set. */
+const stateDirFromEnv = Config.option(Config.string("ARMATURE_STATE_DIR")).pipe(
+  Effect.orElseSucceed(() => Option.none<string>())
+)
+
+/** Makes a session. */
+export const make = (options: SessionOptions) =>
+  Effect.gen(function* () {
+    const cwd = Path.resolve(options.cwd)
+    const projectDir = Path.resolve(options.projectDir ?? cwd)
+    const fromEnv = Option.getOrUndefined(yield* stateDirFromEnv)
+    const stateDir = Path.resolve(options.stateDir ?? fromEnv ?? Path.join(projectDir, ".armature"))
+    const id = options.id ?? Crypto.randomUUID()
+    return Session.of({
+      id,
+      projectDir,
+      stateDir,
+      context: yield* Ref.make<Tool.SessionContext>({ cwd }),
+      state: yield* Tool.makeSessionState,
+      transcriptPath: Path.join(stateDir, "transcripts", `${id}.jsonl`)
+    })
+  })
+
+/** A session as a layer. */
+export const layer = (options: SessionOptions) => Layer.effect(Session, make(options))

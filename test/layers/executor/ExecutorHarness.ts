@@ -1,0 +1,158 @@
+/**
+ * Test tools and layers for the executor tests: tools whose duration, failure and flags come from the input,
+ * timed by Effect's Clock so TestClock gives exact virtual times.
+ */
+import { Chunk, Clock, Duration, Effect, Fiber, Layer, Ref, Schema, Stream, TestClock } from "effect"
+import { ToolFailure } from "../../../src/domain/Errors.js"
+import type { ExecutorEvent, ResultEvent, StateEvent, ToolCall } from "../../../src/domain/ExecutorEvent.js"
+import * as Tool from "../../../src/domain/Tool.js"
+import * as StreamingExecutor from "../../../src/layers/executor/StreamingExecutor.js"
+import * as ToolRegistryLive from "../../../src/layers/registry/ToolRegistryLive.js"
+import * as MemoryResultStore from "../../../src/layers/results/MemoryResultStore.js"
+import * as SessionLive from "../../../src/layers/session/SessionLive.js"
+import * as Sleep from "../../../src/layers/tools/Sleep.js"
+import * as Approver from "../../../src/services/Approver.js"
+import * as Hooks from "../../../src/services/Hooks.js"
+import * as PermissionPolicy from "../../../src/services/PermissionPolicy.js"
+import * as ResultCache from "../../../src/services/ResultCache.js"
+import { type Control, type ExecuteOptions, makeControl, ToolExecutor } from "../../../src/services/ToolExecutor.js"
+
+/** The input of every test tool. */
+export const TestInput = Schema.Struct({
+  ms: Schema.Number,
+  fail: Schema.optional(Schema.Boolean),
+  die: Schema.optional(Schema.Boolean),
+  output: Schema.optional(Schema.String),
+  cwd: Schema.optional(Schema.String),
+  path: Schema.optional(Schema.String)
+})
+type TestInput = typeof TestInput.Type
+
+/** A record of what ran, when: start and end in virtual ms, and whether finalizers ran. */
+export interface Trace {
+  readonly id: string
+  readonly start: number
+  end?: number
+  finalized?: boolean
+}
+
+/** A shared log of traces across the test tools. */
+export class TraceLog extends Effect.Service<TraceLog>()("test/TraceLog", {
+  effect: Effect.map(Ref.make<ReadonlyArray<Trace>>([]), (ref) => ({ ref }))
+}) {}
+
+const makeTestTool = (
+  name: string,
+  flags: Omit<Partial<Tool.Definition<TestInput, string>>, "input" | "output" | "progress">
+): Effect.Effect<Tool.Any, never, TraceLog> =>
+  Effect.gen(function* () {
+    const log = yield* TraceLog
+    return yield* Tool.make({
+      name,
+      description: `${name} test tool`,
+      input: TestInput,
+      output: Schema.String,
+      summarize: (input) => input.output ?? `ms=${input.ms}`,
+      resources: (input) =>
+        input.path === undefined
+          ? []
+          : [{ key: input.path, access: name === "Read" ? ("read" as const) : ("write" as const) }],
+      ...flags,
+      call: (input, ctx) =>
+        Effect.gen(function* () {
+          const start = yield* Clock.currentTimeMillis
+          const trace: Trace = { id: ctx.toolUseId, start }
+          yield* Ref.update(log.ref, (all) => [...all, trace])
+          yield* Effect.sleep(Duration.millis(input.ms)).pipe(
+            Effect.onInterrupt(() =>
+              Effect.sync(() => {
+                trace.finalized = true
+              })
+            )
+          )
+          trace.end = yield* Clock.currentTimeMillis
+          if (input.die) return yield* Effect.dieMessage(`${name} crashed`)
+          if (input.fail) return yield* new ToolFailure({ message: `${name} failed`, stderr: "boom" })
+          const out = input.output ?? `${name} done`
+          return input.cwd === undefined ? out : Tool.withModifier(out, (c) => ({ ...c, cwd: `${c.cwd}/${input.cwd}` }))
+        })
+    }).pipe(Effect.orDie)
+  })
+
+/** Registers the test tools: Read (safe), Write (unsafe), Bash (unsafe, cascades), Cancel (safe, cancel on
+ * interrupt), Block (safe, finishes on interrupt), Timed (safe, 2 s timeout). */
+export const testTools = Layer.mergeAll(
+  ToolRegistryLive.register(makeTestTool("Read", { isConcurrencySafe: () => true, isReadOnly: () => true })),
+  ToolRegistryLive.register(makeTestTool("Write", {})),
+  ToolRegistryLive.register(makeTestTool("Bash", { cancelsSiblingsOnError: true })),
+  ToolRegistryLive.register(makeTestTool("Cancel", { isConcurrencySafe: () => true, interruptBehavior: "cancel" })),
+  ToolRegistryLive.register(makeTestTool("Block", { isConcurrencySafe: () => true, interruptBehavior: "block" })),
+  ToolRegistryLive.register(makeTestTool("Timed", { isConcurrencySafe: () => true, timeout: "2 seconds" })),
+  Sleep.layer
+)
+
+/** The executor over the test tools, with pass-through permissions, no hooks and no result store. */
+export const executorLayer = (
+  config: Partial<StreamingExecutor.ExecutorConfig> = {},
+  cache: Layer.Layer<ResultCache.ResultCache> = ResultCache.disabled,
+  hooks: Layer.Layer<Hooks.Hooks> = Hooks.none
+) =>
+  StreamingExecutor.layer(config).pipe(
+    Layer.provideMerge(cache),
+    Layer.provideMerge(testTools),
+    Layer.provideMerge(ToolRegistryLive.layer),
+    Layer.provideMerge(
+      Layer.mergeAll(
+        PermissionPolicy.allowAll,
+        Approver.headless,
+        hooks,
+        MemoryResultStore.layer,
+        SessionLive.layer({ cwd: "/work" }),
+        TraceLog.Default
+      )
+    )
+  )
+
+/** A tool_use block for a test tool. */
+export const use = (id: string, name: string, input: Partial<TestInput> & { ms?: number } = {}): ToolCall => ({
+  type: "tool_use",
+  id,
+  name,
+  input: { ms: 0, ...input }
+})
+
+/** Runs a batch to the end under TestClock and returns every event. */
+export const runAll = (
+  calls: ReadonlyArray<ToolCall>,
+  options?: ExecuteOptions,
+  advance: Duration.DurationInput = "1 hour"
+) =>
+  Effect.gen(function* () {
+    const executor = yield* ToolExecutor
+    const fiber = yield* Effect.fork(Stream.runCollect(executor.runBatch(calls, options)))
+    yield* TestClock.adjust(advance)
+    return Chunk.toReadonlyArray(yield* Fiber.join(fiber))
+  })
+
+/** Runs a batch under TestClock, acts on its control handle after 1 s (interrupt, abort, discard), then finishes. */
+export const runControlled = (calls: ReadonlyArray<ToolCall>, act: (control: Control) => Effect.Effect<void>) =>
+  Effect.gen(function* () {
+    const executor = yield* ToolExecutor
+    const control = yield* makeControl
+    const fiber = yield* Effect.fork(Stream.runCollect(executor.runBatch(calls, { control })))
+    yield* TestClock.adjust("1 second")
+    yield* act(control)
+    yield* TestClock.adjust("1 minute")
+    return Chunk.toReadonlyArray(yield* Fiber.join(fiber))
+  })
+
+/** The result events in the order they were yielded. */
+export const results = (events: ReadonlyArray<ExecutorEvent>): ReadonlyArray<ResultEvent> =>
+  events.filter((e): e is ResultEvent => e.type === "tool_result")
+
+/** The virtual time a call entered a state. */
+export const stateAt = (events: ReadonlyArray<ExecutorEvent>, id: string, state: StateEvent["state"]) =>
+  events.find((e): e is StateEvent => e.type === "state" && e.tool_use_id === id && e.state === state)?.t_ms
+
+/** The traces recorded by the test tools. */
+export const traces = Effect.flatMap(TraceLog, (log) => log.ref.get)
