@@ -1,9 +1,13 @@
 /**
  * What one simple command does to files, judged from its words alone: whether it only reads, and which of its
  * words name files it reads or writes. The permission policy checks those paths against Read and Edit rules after
- * resolving them as the shell would.
+ * resolving them as the shell would. The knowledge is data (the command tables); this module is their interpreter.
  */
-import * as ReadOnlyCommands from "../ReadOnlyCommands.js"
+import type { ArgWord } from "./CommandTable.js"
+import * as CommandTables from "./CommandTables.js"
+import * as TableInterpreter from "./TableInterpreter.js"
+
+export type { ArgWord } from "./CommandTable.js"
 
 /** A word of the command (or the part of it after `--opt=` or `-t`) that names a file or directory. */
 export interface PathOperand {
@@ -28,24 +32,46 @@ export interface CommandEffect {
   readonly reads: ReadonlyArray<PathOperand>
   /** Words naming files or directories the command creates, changes or removes. */
   readonly writes: ReadonlyArray<PathOperand>
+  /**
+   * Directories the command reads recursively without any word naming them (`.` for `grep -r x`, `find`, `rg`,
+   * `git log -p`), relative to the command's working directory.
+   */
+  readonly implicitReads?: ReadonlyArray<string> | undefined
 }
 
 /** Every word that does not start with `-` (and `-` itself is stdin, not a file): the conservative guess. */
-const operandWords = (argv: ReadonlyArray<string>): ReadonlyArray<PathOperand> =>
-  argv.flatMap((value, index) => (index > 0 && value !== "" && !value.startsWith("-") ? [{ index, value }] : []))
+const operandWords = (argv: ReadonlyArray<ArgWord>): ReadonlyArray<PathOperand> =>
+  argv.flatMap((word, index) =>
+    index > 0 && word.value !== "" && !word.value.startsWith("-") ? [{ index, value: word.value }] : []
+  )
+
+/** The conservative answer for a command that is not understood. */
+export const unknown = (argv: ReadonlyArray<ArgWord>, reason: string): CommandEffect => {
+  const operands = operandWords(argv)
+  return { known: false, readOnly: false, reason, reads: operands, writes: operands }
+}
 
 /**
- * Describes a command from its words (after wrappers and assignments are stripped, unquoted). Unknown commands and
- * unknown options give `known: false` with every operand counted as both read and written.
+ * Describes a command from its words as the analyzer sees them (after wrappers and assignments are stripped):
+ * words holding an expansion or a glob are judged by what they could become.
  */
-export const describe = (argv: ReadonlyArray<string>): CommandEffect => {
-  const operands = operandWords(argv)
-  const readOnly = ReadOnlyCommands.isReadOnlyCommand(argv)
-  return {
-    known: false,
-    readOnly,
-    reason: readOnly ? undefined : `${argv[0] ?? "the command"} is not known to be read-only`,
-    reads: operands,
-    writes: readOnly ? [] : operands
-  }
+export const describeWords = (argv: ReadonlyArray<ArgWord>): CommandEffect => {
+  const head = argv[0]
+  if (head === undefined) return unknown(argv, "empty command")
+  if (!head.literal || head.glob) return unknown(argv, "the command name is only known when the shell runs")
+  const command = CommandTables.lookup(head.value)
+  if (command === undefined) return unknown(argv, `${head.value} is not a known command`)
+  const args = argv.slice(1)
+  const effect =
+    "interpret" in command ? command.interpret(args, head.value) : TableInterpreter.interpret(command, args)
+  if (effect === undefined) return unknown(argv, `${head.value} is not understood`)
+  return effect.known ? effect : { ...unknown(argv, effect.reason ?? `${head.value} is not understood`) }
 }
+
+/**
+ * Describes a command from its words (after wrappers and assignments are stripped, unquoted, each word exactly as
+ * the command receives it). Unknown commands and unknown options give `known: false` with every operand counted as
+ * both read and written.
+ */
+export const describe = (argv: ReadonlyArray<string>): CommandEffect =>
+  describeWords(argv.map((value) => ({ value, literal: true, glob: false })))

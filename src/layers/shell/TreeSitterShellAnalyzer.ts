@@ -5,7 +5,7 @@
 import { createRequire } from "node:module"
 import { Effect, Layer, Schema } from "effect"
 import { Language, type Node, Parser } from "web-tree-sitter"
-import * as ReadOnlyCommands from "../../domain/ReadOnlyCommands.js"
+import * as ReadOnlyCommands from "../../domain/shell/ReadOnlyCommands.js"
 import { type ShellAnalysis, ShellAnalyzer, type SimpleCommand } from "../../services/ShellAnalyzer.js"
 import { childrenOf, flattenWords, type Word, wordsOf } from "./ShellWords.js"
 import { analyzeWords } from "./ShellWrappers.js"
@@ -66,11 +66,7 @@ const toCommand = (node: Node, argv: ReadonlyArray<Word>): SimpleCommand => {
   return { text: node.text, argv: values, normalized: values.join(" ") }
 }
 
-const isReadOnly = (argv: ReadonlyArray<Word>): boolean => {
-  const values = argv.map((word) => word.value)
-  const opaque = argv.some((word) => !word.literal || word.glob)
-  return ReadOnlyCommands.isReadOnlyCommand(values) && (!opaque || ReadOnlyCommands.readsWhateverArguments(values[0]))
-}
+const isReadOnly = (argv: ReadonlyArray<Word>): boolean => ReadOnlyCommands.isReadOnlyWords(argv)
 
 const visitCommand = (node: Node, found: Found): void => {
   const assignments: Array<string> = []

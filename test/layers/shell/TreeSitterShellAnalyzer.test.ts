@@ -89,7 +89,8 @@ const notReadOnly: ReadonlyArray<Case> = [
   ["date -s 2020-01-01", ["date -s 2020-01-01"], none, false],
   ["sort -o out.txt in.txt", ["sort -o out.txt in.txt"], none, false],
   ["uniq in.txt out.txt", ["uniq in.txt out.txt"], none, false],
-  ["sed 's/a/b/' f", ["sed s/a/b/ f"], none, false],
+  // widened on purpose (issue 12): a lone s/// with harmless flags only prints, as Claude Code allows
+  ["sed 's/a/b/' f", ["sed s/a/b/ f"], none, true],
   ["sed -i.bak -n 1p f", ["sed -i.bak -n 1p f"], none, false],
   ["sed -n 'w out' f", ["sed -n w out f"], none, false],
   ["git branch -D feature", ["git branch -D feature"], none, false],
@@ -119,7 +120,8 @@ const compound: ReadonlyArray<Case> = [
   ["{ ls; pwd; }", ["ls", "pwd"], none, true],
   ["if [ -d src ]; then ls src; else echo none; fi", ["[ -d src ]", "ls src", "echo none"], none, true],
   ["for f in a b; do cat $f; done", ["cat $f"], none, true],
-  ["while true; do sleep 1; done", ["true", "sleep 1"], none, false],
+  // widened on purpose (issue 12): sleep is read-only, as in Claude Code
+  ["while true; do sleep 1; done", ["true", "sleep 1"], none, true],
   ["case $x in a) ls;; *) pwd;; esac", ["ls", "pwd"], none, true],
   ["f() { rm -rf x; }; f", ["rm -rf x", "f"], none, false],
   ["! grep -q x f", ["grep -q x f"], none, true],

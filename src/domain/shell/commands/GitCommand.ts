@@ -1,0 +1,97 @@
+/**
+ * `git` as a read-only command: global options from a small table (`-C DIR`, `--no-pager`, pathspec modes),
+ * then the subcommand from a table of read-only subcommands, each with its own option table and checks.
+ *
+ * Chosen on purpose:
+ * - `-c NAME=VALUE`, `--config-env`, `--exec-path=DIR`, `--git-dir`, `--work-tree`, `--namespace` and
+ *   `-p/--paginate` are not accepted: configuration given on the command line can name a pager, an external diff,
+ *   a textconv or fsmonitor program, an alias to a shell command; the others pick another repository or program
+ *   directory. `GIT_*` assignments before the command are refused by the analyzer for the same reason.
+ * - Options that run a program named by configuration (`--ext-diff`, `--textconv`, `--show-signature`, `%G`
+ *   signature placeholders in formats, `grep -O`) or write a file (`--output`) are not in any table.
+ * - The repository's own configuration (`core.pager`, `diff.external`, `core.fsmonitor`, filters) is trusted as
+ *   the user's: `.git/` is a protected path that no tool call edits without asking. What remains open is a
+ *   directory that merely looks like a repository (`HEAD`, `objects/`, `refs/`, `config`) written inside the
+ *   project and entered with `cd`/`-C`; the documentation of the read-only tables says how to close it.
+ */
+import type { ArgWord, CommandTable, CustomCommand } from "../CommandTable.js"
+import * as TableInterpreter from "../TableInterpreter.js"
+import { gitListing } from "./GitListing.js"
+import { subcommands } from "./GitSubcommands.js"
+
+/** The global options accepted before the subcommand. */
+const globalTable: CommandTable = {
+  refused: [
+    "-c TEXT",
+    "--config-env=TEXT",
+    "--exec-path[=DIR]",
+    "--git-dir=DIR",
+    "--work-tree=DIR",
+    "--namespace=TEXT",
+    "--bare",
+    "-p, --paginate",
+    "--super-prefix=TEXT",
+    "--html-path",
+    "--man-path",
+    "--info-path",
+    "--list-cmds=LIST",
+    "--attr-source=REV"
+  ],
+  options: [
+    "-C PATH",
+    "--no-pager",
+    "-P",
+    "--no-optional-locks",
+    "--literal-pathspecs",
+    "--glob-pathspecs",
+    "--noglob-pathspecs",
+    "--icase-pathspecs",
+    "--no-replace-objects",
+    "--version",
+    "--help"
+  ],
+  operands: { rest: "text" },
+  stopAtOperand: true
+}
+
+/** Interprets a subcommand's words with its table, or with the listing rules of `branch`, `tag`, `remote` … */
+const interpretSubcommand = (name: string, args: ReadonlyArray<ArgWord>) => {
+  const table = subcommands[name]
+  if (table !== undefined) return TableInterpreter.interpret(table, args)
+  return gitListing(name, args) ?? TableInterpreter.notKnown(`git ${name} is not a read-only git command`)
+}
+
+/** The directory `-C` options move to (each relative to the previous one), undefined without `-C`. */
+const chdir = (paths: ReadonlyArray<string>): string | undefined =>
+  paths.length === 0
+    ? undefined
+    : paths.reduce((base, path) => (path.startsWith("/") || base === "." ? path : `${base}/${path}`), ".")
+
+/** `git [global options] SUBCOMMAND [arguments]`. */
+export const git: CustomCommand = {
+  interpret: (args) => {
+    const global = TableInterpreter.interpret(globalTable, args)
+    if (!global.known) return global
+    const at = TableInterpreter.firstOperandIndex(globalTable, args)
+    if (at === undefined) {
+      const asks = args.some((word) => word.value === "--version" || word.value === "--help")
+      return asks ? global : TableInterpreter.notKnown("git without a subcommand")
+    }
+    const word = args[at]
+    if (!word.literal || word.glob)
+      return TableInterpreter.notKnown("the git subcommand is only known when the shell runs")
+    const effect = TableInterpreter.shift(interpretSubcommand(word.value, args.slice(at + 1)), at + 1)
+    const directory = chdir(global.reads.map((read) => read.value))
+    // `REV:PATH` reads PATH as stored in the repository (relative to its top, or to here with `./`).
+    const paths = effect.reads.map((read) => {
+      const stored = /^[^:/]+:(.+)$/.exec(read.value)
+      return stored === null ? read : { index: read.index, value: stored[1] }
+    })
+    const implicitReads = effect.implicitReads?.map((path) => directory ?? path)
+    return {
+      ...effect,
+      reads: [...global.reads, ...paths],
+      ...(implicitReads === undefined ? {} : { implicitReads })
+    }
+  }
+}

@@ -1,0 +1,402 @@
+/**
+ * The tables of git's read-only subcommands (`status`, `log`, `show`, `diff`, `blame`, `ls-files`, `grep`,
+ * `describe`, `rev-parse` …): each lists the options that neither write a file nor run a program, and what its
+ * operands are. Subcommands that list in one form and change things in another are in GitListing.
+ */
+import type { CommandTable, View } from "../CommandTable.js"
+import { diffOptions, helpOptions, refusedDiffOptions, revisionOptions } from "./GitOptions.js"
+
+/** A format that verifies signatures (`%G?`, `%GS`, …) runs the signature program. */
+const signatureFormat = (view: View): string | undefined =>
+  view.options.some(
+    (option) => (option.name === "--format" || option.name === "--pretty") && /%G/.test(option.value ?? "")
+  )
+    ? "a format with %G runs the signature program"
+    : undefined
+
+/** Revisions and paths after them; a path is read, and `REV:PATH` reads PATH from the repository. */
+const revisionsAndPaths = { rest: "read" } as const
+
+/** Directories read by a subcommand that reads the whole repository's content when no path is named. */
+const wholeRepository = (view: View): boolean => view.operands.length === 0
+
+const log: CommandTable = {
+  options: [...diffOptions, ...revisionOptions, ...helpOptions],
+  refused: refusedDiffOptions,
+  operands: revisionsAndPaths,
+  numeric: true,
+  check: signatureFormat,
+  implicitRead: wholeRepository
+}
+
+export const subcommands: Readonly<Record<string, CommandTable>> = {
+  status: {
+    options: [
+      "-s, --short",
+      "-b, --branch",
+      "--show-stash",
+      "--porcelain[=WORD]",
+      "--long",
+      "-v, --verbose",
+      "-u, --untracked-files[=MODE]",
+      "--ignore-submodules[=WHEN]",
+      "--ignored[=MODE]",
+      "-z",
+      "--column[=TEXT]",
+      "--no-column",
+      "--ahead-behind",
+      "--no-ahead-behind",
+      "--renames",
+      "--no-renames",
+      "--find-renames[=N]",
+      ...helpOptions
+    ],
+    operands: { rest: "read" },
+    implicitRead: wholeRepository
+  },
+  log,
+  show: log,
+  whatchanged: log,
+  "rev-list": {
+    ...log,
+    options: [
+      ...log.options,
+      "--count",
+      "--objects",
+      "--objects-edge",
+      "--no-object-names",
+      "--object-names",
+      "--unpacked",
+      "--disk-usage[=WORD]",
+      "--header",
+      "--timestamp",
+      "--max-age=TEXT",
+      "--min-age=TEXT"
+    ]
+  },
+  shortlog: {
+    refused: ["--show-signature"],
+    options: [
+      "-n, --numbered",
+      "-s, --summary",
+      "-e, --email",
+      "-c, --committer",
+      "--format=FORMAT",
+      "--group=TEXT",
+      "-w[TEXT]",
+      ...revisionOptions.filter((entry) => !/^-[nsec]\b/.test(entry)),
+      ...helpOptions
+    ],
+    operands: revisionsAndPaths,
+    check: signatureFormat
+  },
+  diff: {
+    refused: refusedDiffOptions,
+    options: [
+      ...diffOptions,
+      "--cached, --staged",
+      "--merge-base",
+      "--no-index",
+      "-1, --base",
+      "-2, --ours",
+      "-3, --theirs",
+      "-0",
+      ...helpOptions
+    ],
+    operands: revisionsAndPaths,
+    implicitRead: wholeRepository
+  },
+  "diff-tree": {
+    refused: refusedDiffOptions,
+    options: [...diffOptions, "-r", "-t", "--root", "--stdin", "-m", "-c", "--cc", ...helpOptions],
+    operands: revisionsAndPaths
+  },
+  blame: {
+    refused: ["--textconv"],
+    options: [
+      "-b",
+      "--root",
+      "--show-stats",
+      "-L TEXT",
+      "-l",
+      "-t",
+      "-S FILE",
+      "--reverse=REV",
+      "--first-parent",
+      "-p, --porcelain",
+      "--line-porcelain",
+      "--incremental",
+      "--encoding=TEXT",
+      "--contents=FILE",
+      "--date=FORMAT",
+      "--progress",
+      "--no-progress",
+      "-M[N]",
+      "-C[N]",
+      "--ignore-rev=REV",
+      "--ignore-revs-file=FILE",
+      "--color-lines",
+      "--color-by-age",
+      "--minimal",
+      "-s",
+      "-e, --show-email",
+      "-f, --show-name",
+      "-n, --show-number",
+      "-w",
+      "--abbrev[=N]",
+      "-c",
+      "--score-debug",
+      "--no-textconv",
+      ...helpOptions
+    ],
+    operands: revisionsAndPaths
+  },
+  "ls-files": {
+    options: [
+      "-c, --cached",
+      "-d, --deleted",
+      "-m, --modified",
+      "-o, --others",
+      "-i, --ignored",
+      "-s, --stage",
+      "-u, --unmerged",
+      "-k, --killed",
+      "-z",
+      "-t",
+      "-v",
+      "-f",
+      "--directory",
+      "--no-empty-directory",
+      "--eol",
+      "--deduplicate",
+      "-x, --exclude=PATTERN",
+      "-X, --exclude-from=FILE",
+      "--exclude-per-directory=TEXT",
+      "--exclude-standard",
+      "--error-unmatch",
+      "--with-tree=REV",
+      "--full-name",
+      "--recurse-submodules",
+      "--abbrev[=N]",
+      "--debug",
+      "--sparse",
+      "--format=FORMAT",
+      ...helpOptions
+    ],
+    operands: { rest: "read" }
+  },
+  "ls-tree": {
+    options: [
+      "-d",
+      "-r",
+      "-t",
+      "-l, --long",
+      "-z",
+      "--name-only, --name-status",
+      "--object-only",
+      "--full-name",
+      "--full-tree",
+      "--abbrev[=N]",
+      "--format=FORMAT",
+      ...helpOptions
+    ],
+    operands: { rest: "text" }
+  },
+  grep: {
+    refused: ["-O, --open-files-in-pager[=PROGRAM]", "--textconv"],
+    options: [
+      "--cached",
+      "--untracked",
+      "--no-index",
+      "--index",
+      "--exclude-standard",
+      "--no-exclude-standard",
+      "--recurse-submodules",
+      "-a, --text",
+      "--no-textconv",
+      "-i, --ignore-case",
+      "-I",
+      "--max-depth=N",
+      "-r, --recursive",
+      "--no-recursive",
+      "-w, --word-regexp",
+      "-v, --invert-match",
+      "-h",
+      "-H",
+      "--full-name",
+      "-E, --extended-regexp",
+      "-G, --basic-regexp",
+      "-F, --fixed-strings",
+      "-P, --perl-regexp",
+      "-n, --line-number",
+      "--column",
+      "-l, --files-with-matches, --name-only",
+      "-L, --files-without-match",
+      "-z, --null",
+      "-o, --only-matching",
+      "-c, --count",
+      "--color[=WHEN]",
+      "--no-color",
+      "--break",
+      "--heading",
+      "-p, --show-function",
+      "-C, --context=N",
+      "-A, --after-context=N",
+      "-B, --before-context=N",
+      "-W, --function-context",
+      "-m, --max-count=N",
+      "--threads=N",
+      "-f FILE",
+      "-e PATTERN",
+      "--and",
+      "--or",
+      "--not",
+      "--all-match",
+      "-q, --quiet"
+    ],
+    operands: { leading: ["text"], leadingUnless: ["-e", "-f"], rest: "read" },
+    numeric: true,
+    implicitRead: (view) => view.operands.length <= (view.has("-e") || view.has("-f") ? 0 : 1)
+  },
+  describe: {
+    options: [
+      "--all",
+      "--tags",
+      "--contains",
+      "--abbrev=N",
+      "--candidates=N",
+      "--exact-match",
+      "--debug",
+      "--long",
+      "--match=PATTERN",
+      "--exclude=PATTERN",
+      "--always",
+      "--first-parent",
+      "--dirty[=TEXT]",
+      "--broken[=TEXT]",
+      ...helpOptions
+    ],
+    operands: { rest: "text" }
+  },
+  "rev-parse": {
+    options: [
+      "--abbrev-ref[=WORD]",
+      "--short[=N]",
+      "--verify",
+      "-q, --quiet",
+      "--symbolic",
+      "--symbolic-full-name",
+      "--all",
+      "--branches[=PATTERN]",
+      "--tags[=PATTERN]",
+      "--remotes[=PATTERN]",
+      "--glob=PATTERN",
+      "--exclude=PATTERN",
+      "--exclude-hidden=WORD",
+      "--disambiguate=TEXT",
+      "--show-toplevel",
+      "--show-prefix",
+      "--show-cdup",
+      "--git-dir",
+      "--git-common-dir",
+      "--absolute-git-dir",
+      "--is-inside-git-dir",
+      "--is-inside-work-tree",
+      "--is-bare-repository",
+      "--is-shallow-repository",
+      "--show-superproject-working-tree",
+      "--shared-index-path",
+      "--show-object-format[=WORD]",
+      "--show-ref-format",
+      "--local-env-vars",
+      "--path-format=WORD",
+      "--git-path=TEXT",
+      "--resolve-git-dir=PATH",
+      "--since, --after=TEXT",
+      "--until, --before=TEXT",
+      "--default=REV",
+      "--prefix=TEXT",
+      "--revs-only",
+      "--no-revs",
+      "--flags",
+      "--no-flags",
+      "--sq",
+      "--sq-quote",
+      "--not",
+      "--keep-dashdash",
+      "--stop-at-non-option"
+    ],
+    operands: { rest: "text" }
+  },
+  "merge-base": {
+    options: ["-a, --all", "--octopus", "--independent", "--is-ancestor", "--fork-point", ...helpOptions],
+    operands: { rest: "text" }
+  },
+  "cat-file": {
+    options: [
+      "-t",
+      "-s",
+      "-e",
+      "-p",
+      "--allow-unknown-type",
+      "--mailmap, --use-mailmap",
+      "--no-mailmap",
+      ...helpOptions
+    ],
+    operands: { rest: "text" }
+  },
+  "for-each-ref": {
+    options: [
+      "--count=N",
+      "--sort=KEY",
+      "--format=FORMAT",
+      "--color[=WHEN]",
+      "-s, --shell",
+      "-p, --perl",
+      "--python",
+      "--tcl",
+      "--points-at=REV",
+      "--merged=REV",
+      "--no-merged=REV",
+      "--contains=REV",
+      "--no-contains=REV",
+      "--ignore-case",
+      "--omit-empty",
+      "--exclude=PATTERN",
+      ...helpOptions
+    ],
+    operands: { rest: "text" },
+    check: signatureFormat
+  },
+  "show-ref": {
+    options: [
+      "--head",
+      "--heads",
+      "--branches",
+      "--tags",
+      "-d, --dereference",
+      "-s, --hash[=N]",
+      "--abbrev[=N]",
+      "-q, --quiet",
+      "--verify",
+      "--exists",
+      ...helpOptions
+    ],
+    operands: { rest: "text" }
+  },
+  "count-objects": { options: ["-v, --verbose", "-H, --human-readable", ...helpOptions], operands: { rest: "none" } },
+  "name-rev": {
+    options: [
+      "--tags",
+      "--refs=PATTERN",
+      "--exclude=PATTERN",
+      "--all",
+      "--annotate-stdin",
+      "--name-only",
+      "--no-undefined",
+      "--always",
+      ...helpOptions
+    ],
+    operands: { rest: "text" }
+  }
+}
