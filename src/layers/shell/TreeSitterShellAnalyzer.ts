@@ -7,6 +7,7 @@ import { Effect, Layer, Schema } from "effect"
 import { Language, type Node, Parser } from "web-tree-sitter"
 import * as ReadOnlyCommands from "../../domain/shell/ReadOnlyCommands.js"
 import { type ShellAnalysis, ShellAnalyzer, type SimpleCommand } from "../../services/ShellAnalyzer.js"
+import { evaluationDanger, testCommandDanger } from "./CodeEvaluation.js"
 import { childrenOf, flattenWords, type Word, wordsOf } from "./ShellWords.js"
 import { analyzeWords } from "./ShellWrappers.js"
 
@@ -58,6 +59,8 @@ const redirectDanger = (node: Node): string | undefined => {
 interface Found {
   readonly commands: Array<SimpleCommand>
   readonly dangers: Array<string>
+  /** Variables assigned earlier in the line: using one again is not read-only. */
+  readonly assigned: Set<string>
   readOnly: boolean
 }
 
@@ -95,6 +98,8 @@ const visitCommand = (node: Node, found: Found): void => {
     const { argv, assignments: wrapped, dangers } = analyzeWords(wordsOf(group))
     found.commands.push(toCommand(node, argv))
     found.dangers.push(...dangers)
+    const test = testCommandDanger(argv)
+    if (test !== undefined) found.dangers.push(test)
     const risky = [...(at === 0 ? assignments : []), ...wrapped].some(ReadOnlyCommands.isRiskyAssignment)
     if (risky || !isReadOnly(argv)) found.readOnly = false
   })
@@ -103,6 +108,8 @@ const visitCommand = (node: Node, found: Found): void => {
 const arithmeticAssignment = /^(?:[-+*/%&^|]|<<|>>|\*\*)?=$|^(?:\+\+|--)$/
 
 const visit = (node: Node, found: Found): void => {
+  const evaluated = evaluationDanger(node)
+  if (evaluated !== undefined) found.dangers.push(evaluated)
   switch (node.type) {
     case "comment":
       return
@@ -118,8 +125,18 @@ const visit = (node: Node, found: Found): void => {
       break
     }
     case "variable_assignment": {
-      const name = node.childForFieldName("name")?.text ?? node.text
+      const target = node.childForFieldName("name")
+      const name = target?.type === "subscript" ? (target.childForFieldName("name")?.text ?? "") : (target?.text ?? "")
       if (ReadOnlyCommands.isRiskyAssignment(name)) found.readOnly = false
+      found.assigned.add(name)
+      break
+    }
+    case "simple_expansion":
+    case "expansion": {
+      // A value assigned in this very line and used again: what it holds decides what runs.
+      const used = childrenOf(node).find((child) => child.type === "variable_name" || child.type === "subscript")
+      const name = used?.type === "subscript" ? used.childForFieldName("name")?.text : used?.text
+      if (name !== undefined && found.assigned.has(name)) found.readOnly = false
       break
     }
     case "binary_expression":
@@ -151,7 +168,7 @@ const splitWord = /[^\s;|&()<>]\\\n[^\s;|&()<>]/
 
 /** Analyzes a parsed tree. */
 const analyzeTree = (root: Node, source: string): ShellAnalysis => {
-  const found: Found = { commands: [], dangers: [], readOnly: true }
+  const found: Found = { commands: [], dangers: [], assigned: new Set(), readOnly: true }
   const parsed = !root.hasError
   if (!parsed) found.dangers.push("unparsable command")
   if (splitWord.test(source)) found.dangers.push("line continuation inside a word")

@@ -18,6 +18,7 @@ type Case = readonly [
 const none: ReadonlyArray<string> = []
 const substitution = ["command substitution $(…)"]
 const unparsable = ["unparsable command"]
+const arithmetic = ["arithmetic on a variable"]
 
 const readOnlyCommands: ReadonlyArray<Case> = [
   ["ls", ["ls"], none, true],
@@ -228,10 +229,12 @@ const assignmentsAndWrappers: ReadonlyArray<Case> = [
   ["timeout 5 rm -rf x", ["rm -rf x"], none, false],
   ["timeout 5", ["timeout 5"], none, false],
   ["nohup", ["nohup"], none, false],
-  ["((PATH=1)); ls", ["ls"], none, false],
-  ["echo $((IFS++))", ["echo $((IFS++))"], none, false],
-  ["((x=1)); ls", ["ls"], none, true],
-  ["for ((i=0; i<3; i++)); do ls; done", ["ls"], none, true]
+  ["((PATH=1)); ls", ["ls"], arithmetic, false],
+  ["echo $((IFS++))", ["echo $((IFS++))"], arithmetic, false],
+  // stricter on purpose: arithmetic over a variable evaluates the variable's value as code
+  ["((x=1)); ls", ["ls"], arithmetic, false],
+  // stricter on purpose: the loop's arithmetic reads and assigns variables
+  ["for ((i=0; i<3; i++)); do ls; done", ["ls"], arithmetic, false]
 ]
 
 const quoting: ReadonlyArray<Case> = [
@@ -267,7 +270,7 @@ const broken: ReadonlyArray<Case> = [
   ["rm -rf x; echo 'open", ["rm -rf x", "echo"], unparsable, false, false],
   ["", [], none, true],
   ["   \n  ", [], none, true],
-  ["(".repeat(3000) + "rm x" + ")".repeat(3000), [], unparsable, false, false],
+  ["(".repeat(3000) + "rm x" + ")".repeat(3000), [], [...unparsable, ...arithmetic], false, false],
   ["echo " + "$(".repeat(3000) + "ls" + ")".repeat(3000), [], ["command too deeply nested to analyze"], false, false]
 ]
 
