@@ -70,7 +70,8 @@ const opaqueProblem = (
     // itself turn out to be an option.
     const option = at.consumed.has(index) ? false : index < at.end || index === at.first
     if (option && mayYieldOption(word)) return `${word.value} may become an option when the shell expands it`
-    if (!single && index < at.end) return `${word.value} may become several words, options among them`
+    // Word splitting can put any word anywhere; a glob only yields names that start as it does.
+    if (!single && !word.literal && index < at.end) return `${word.value} may become several words, options among them`
     if (!single && positional) return `${word.value} may become several operands`
   }
   return undefined

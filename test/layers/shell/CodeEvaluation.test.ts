@@ -35,8 +35,11 @@ const cases: ReadonlyArray<readonly [construct: string, danger: string, setup?: 
   ["[[ -v $x ]]", "test -v evaluates array subscripts"],
   ['test -v "$x"', "test -v evaluates array subscripts"],
   ['[ -v "$x" ]', "test -v evaluates array subscripts"],
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
   ["b=(1 2); echo ${b[i]}", "array subscript evaluated as arithmetic", 'i="a[$payload]"'],
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
   ["echo ${b:i}", "substring offset evaluated as arithmetic", 'i="a[$payload]"; b=abc'],
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
   ["echo ${!x}", "indirect expansion (! before the name)"],
   ['echo "${x@P}"', "parameter transformation (@ operator)", 'x="$payload"'],
   ["b[i]=1", "array subscript evaluated as arithmetic", 'i="a[$payload]"']
