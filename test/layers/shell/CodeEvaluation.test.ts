@@ -41,6 +41,7 @@ const cases: ReadonlyArray<readonly [construct: string, danger: string, setup?: 
   ["echo ${b:i}", "substring offset evaluated as arithmetic", 'i="a[$payload]"; b=abc'],
   // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
   ["echo ${!x}", "indirect expansion (! before the name)"],
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
   ['echo "${x@P}"', "parameter transformation (@ operator)", 'x="$payload"'],
   ["b[i]=1", "array subscript evaluated as arithmetic", 'i="a[$payload]"']
 ]
@@ -59,6 +60,7 @@ layer(TreeSitterShellAnalyzer.layer)("code evaluated by bash where nothing looks
 
   const harmless: ReadonlyArray<string> = [
     "echo $((1 + 2))",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
     "echo ${a[0]} ${a[@]} ${#x} ${x:1:2} ${x: -1} ${x:-default}",
     '[ "$x" -eq 0 ]',
     "[[ $x == y ]]",
@@ -79,6 +81,7 @@ layer(TreeSitterShellAnalyzer.layer)("code evaluated by bash where nothing looks
     Effect.gen(function* () {
       const analyzer = yield* ShellAnalyzer
       expect(analyzer.analyze("x=1; echo $x").readOnly).toBe(false)
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
       expect(analyzer.analyze("x=1; echo ${x}").readOnly).toBe(false)
       expect(analyzer.analyze("x=1; echo done").readOnly).toBe(true)
       // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template

@@ -250,9 +250,7 @@ layer(TreeSitterShellAnalyzer.layer)("read-only classification of command lines"
     (line: string) => `${line} <(ls)`,
     (line: string) => `${line} $((x))`,
     (line: string) => `${line} $((x + 1))`,
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
     (line: string) => `${line} "\${x@P}"`,
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell parameter expansion, not a template
     (line: string) => `${line} \${a[i]}`,
     (line: string) => `[ -v x ] && ${line}`,
     (line: string) => `[[ $n -gt 1 ]] && ${line}`
