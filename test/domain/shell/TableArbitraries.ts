@@ -28,7 +28,9 @@ const special: Readonly<Record<string, Partial<Subject>>> = {
   command: { required: ["-v"] },
   env: { operands: ["A=1"] },
   sed: { operands: ["1p"], skip: ["-f"], values: { "-e": "2p" } },
-  node: { skip: ["-v", "-h"], required: ["--version"] }
+  node: { skip: ["-v", "-h"], required: ["--version"] },
+  python: { skip: ["-V"], required: ["--version"] },
+  python3: { skip: ["-V"], required: ["--version"] }
 }
 
 /** Every read-only table among the commands, plus git's subcommands. */

@@ -91,7 +91,9 @@ const executesCode: ReadonlyArray<string> = [
   "jq -n 'import \"x\" as y; 1'",
   "command ls",
   "test -v 'a[$(id)]'",
-  "[ -v x ]"
+  "[ -v x ]",
+  "strings @opts",
+  "python3 -c 1"
 ]
 
 /** Issue 12's list (and Claude Code's), in the read-only direction. */
@@ -187,6 +189,10 @@ const issue12ReadOnly: ReadonlyArray<string> = [
   "sha256sum f",
   "md5sum f",
   "groups",
+  "free -h",
+  "base64 -d f",
+  "strings -n 8 f",
+  "python3 --version",
   "nproc",
   "uptime",
   "locale",

@@ -164,6 +164,43 @@ export const node: CommandTable = {
   check: (view) => (view.args.length === 1 ? undefined : "node runs code unless it only prints its version")
 }
 
+/** `python`/`python3`, only asking for the version. */
+export const python: CommandTable = {
+  options: ["-V, --version"],
+  operands: { rest: "none" },
+  check: (view) => (view.args.length === 1 ? undefined : "python runs code unless it only prints its version")
+}
+
+export const python3 = python
+
+export const free: CommandTable = {
+  options: [
+    "-b, --bytes",
+    "-k, --kibi",
+    "-m, --mebi",
+    "-g, --gibi",
+    "--tebi",
+    "--pebi",
+    "--kilo",
+    "--mega",
+    "--giga",
+    "--tera",
+    "--peta",
+    "-h, --human",
+    "--si",
+    "-l, --lowmem",
+    "-t, --total",
+    "-s, --seconds=N",
+    "-c, --count=N",
+    "-w, --wide",
+    "-v, --committed",
+    "--help",
+    "-V, --version"
+  ],
+  operands: { rest: "none" },
+  inert: true
+}
+
 const npmCommon = ["--json", "--color=WHEN", "--no-color", "--loglevel=WORD", "-s, --silent", "-q, --quiet"]
 
 const npmTables: Readonly<Record<string, CommandTable>> = {

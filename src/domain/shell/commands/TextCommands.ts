@@ -377,3 +377,34 @@ export const sha512sum = checksum
 export const md5sum = checksum
 export const b2sum = checksum
 export const cksum = checksum
+
+export const base64: CommandTable = {
+  options: ["-d, --decode", "-i, --ignore-garbage", "-w, --wrap=N", ...version],
+  operands: { rest: "read" },
+  inert: true
+}
+
+/** `strings`, whose `@FILE` operands would read further options from a file: refused. */
+export const strings: CommandTable = {
+  options: [
+    "-a, --all",
+    "-d, --data",
+    "-f, --print-file-name",
+    "-n, --bytes=N",
+    "-t, --radix=TYPE",
+    "-o",
+    "-e, --encoding=TYPE",
+    "-T, --target=NAME",
+    "-w, --include-all-whitespace",
+    "-s, --output-separator=TEXT",
+    "-U, --unicode=WORD",
+    "-v, -V, --version",
+    "--help"
+  ],
+  operands: { rest: "read" },
+  numeric: true,
+  check: (view) =>
+    view.operands.some((operand) => operand.value.startsWith("@"))
+      ? "strings @FILE reads options from a file"
+      : undefined
+}
