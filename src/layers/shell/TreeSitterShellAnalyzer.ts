@@ -62,6 +62,8 @@ interface Found {
   readonly dangers: Array<string>
   /** Variables assigned earlier in the line: using one again is not read-only. */
   readonly assigned: Set<string>
+  /** The command line (for the text between nodes). */
+  readonly source: string
   /** What the line does to paths, in order. */
   readonly pathSteps: Array<PathStep>
   readOnly: boolean
@@ -92,7 +94,7 @@ const visitCommand = (node: Node, found: Found): void => {
   wordNodes.forEach((word, at) => {
     const previous = wordNodes[at - 1]
     if (previous !== undefined && word.startPosition.row > previous.endPosition.row) {
-      const between = node.tree.rootNode.text.slice(previous.endIndex, word.startIndex)
+      const between = found.source.slice(previous.endIndex, word.startIndex)
       if (!between.includes("\\\n")) groups.push([])
     }
     groups[groups.length - 1].push(word)
@@ -112,12 +114,13 @@ const visitCommand = (node: Node, found: Found): void => {
 
 const arithmeticAssignment = /^(?:[-+*/%&^|]|<<|>>|\*\*)?=$|^(?:\+\+|--)$/
 
-const visit = (node: Node, found: Found): void => {
+/** Visits one node; false when its children are not to be visited (a comment). */
+const visitNode = (node: Node, found: Found): boolean => {
   const evaluated = evaluationDanger(node)
   if (evaluated !== undefined) found.dangers.push(evaluated)
   switch (node.type) {
     case "comment":
-      return
+      return false
     case "command":
       visitCommand(node, found)
       break
@@ -168,7 +171,18 @@ const visit = (node: Node, found: Found): void => {
       break
     }
   }
-  for (const child of childrenOf(node)) visit(child, found)
+  return true
+}
+
+/** Visits every node in source order, with an explicit stack: a line of 10,000 `&&` nests as deep. */
+const visit = (root: Node, found: Found): void => {
+  const stack: Array<Node> = [root]
+  while (stack.length > 0) {
+    const node = stack.pop()!
+    if (!visitNode(node, found)) continue
+    const children = childrenOf(node)
+    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i])
+  }
 }
 
 /** A backslash-newline inside a word joins it (`r\⏎m` is `rm`), which tree-sitter reads as two words. */
@@ -176,7 +190,7 @@ const splitWord = /[^\s;|&()<>]\\\n[^\s;|&()<>]/
 
 /** Analyzes a parsed tree. */
 const analyzeTree = (root: Node, source: string): ShellAnalysis => {
-  const found: Found = { commands: [], dangers: [], assigned: new Set(), pathSteps: [], readOnly: true }
+  const found: Found = { commands: [], dangers: [], assigned: new Set(), source, pathSteps: [], readOnly: true }
   const parsed = !root.hasError
   if (!parsed) found.dangers.push("unparsable command")
   if (splitWord.test(source)) found.dangers.push("line continuation inside a word")
