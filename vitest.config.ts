@@ -1,8 +1,14 @@
 import { defineConfig } from "vitest/config"
 
-// Two projects: `unit` (pure and in-process tests, plus small real processes) and `e2e` (the CLI as a process,
-// real servers, the 1 GiB memory test). `npm test` runs both; `npm run test:unit` only the first.
-const slow = ["test/e2e/**/*.test.ts", "test/layers/tools/BashMemory.test.ts"]
+// Two projects: `unit` (pure and in-process tests, plus small real processes) and `slow` (the CLI as a process,
+// real servers that restart and time out, the 1 GiB memory test, the per-command read-only properties).
+// `npm test` runs both; `npm run test:unit` only the first.
+const slow = [
+  "test/e2e/**/*.test.ts",
+  "test/layers/tools/BashMemory.test.ts",
+  "test/layers/mcp/McpClientsLive.test.ts",
+  "test/domain/shell/ReadOnlyProperties.test.ts"
+]
 
 export default defineConfig({
   test: {
@@ -11,7 +17,7 @@ export default defineConfig({
     pool: "forks",
     projects: [
       { extends: true, test: { name: "unit", include: ["test/**/*.test.ts"], exclude: slow } },
-      { extends: true, test: { name: "e2e", include: slow } }
+      { extends: true, test: { name: "slow", include: slow } }
     ]
   }
 })
