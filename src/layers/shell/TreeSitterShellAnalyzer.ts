@@ -6,8 +6,9 @@ import { createRequire } from "node:module"
 import { Effect, Layer, Schema } from "effect"
 import { Language, type Node, Parser } from "web-tree-sitter"
 import * as ReadOnlyCommands from "../../domain/shell/ReadOnlyCommands.js"
-import { type ShellAnalysis, ShellAnalyzer, type SimpleCommand } from "../../services/ShellAnalyzer.js"
+import { type PathStep, type ShellAnalysis, ShellAnalyzer, type SimpleCommand } from "../../services/ShellAnalyzer.js"
 import { evaluationDanger, testCommandDanger } from "./CodeEvaluation.js"
+import { commandStep, redirectStep } from "./PathSteps.js"
 import { childrenOf, flattenWords, type Word, wordsOf } from "./ShellWords.js"
 import { analyzeWords } from "./ShellWrappers.js"
 
@@ -61,6 +62,8 @@ interface Found {
   readonly dangers: Array<string>
   /** Variables assigned earlier in the line: using one again is not read-only. */
   readonly assigned: Set<string>
+  /** What the line does to paths, in order. */
+  readonly pathSteps: Array<PathStep>
   readOnly: boolean
 }
 
@@ -95,8 +98,10 @@ const visitCommand = (node: Node, found: Found): void => {
     groups[groups.length - 1].push(word)
   })
   groups.forEach((group, at) => {
-    const { argv, assignments: wrapped, dangers } = analyzeWords(wordsOf(group))
+    const words = wordsOf(group)
+    const { argv, assignments: wrapped, dangers } = analyzeWords(words)
     found.commands.push(toCommand(node, argv))
+    found.pathSteps.push(commandStep(words, argv))
     found.dangers.push(...dangers)
     const test = testCommandDanger(argv)
     if (test !== undefined) found.dangers.push(test)
@@ -121,6 +126,7 @@ const visit = (node: Node, found: Found): void => {
     case "unset_command": {
       const argv = wordsOf(flattenWords(node))
       found.commands.push(toCommand(node, argv))
+      found.pathSteps.push(commandStep(argv, argv))
       if (!isReadOnly(argv)) found.readOnly = false
       break
     }
@@ -157,6 +163,8 @@ const visit = (node: Node, found: Found): void => {
     case "file_redirect": {
       const danger = redirectDanger(node)
       if (danger !== undefined) found.dangers.push(danger)
+      const step = redirectStep(node)
+      if (step !== undefined) found.pathSteps.push(step)
       break
     }
   }
@@ -168,13 +176,19 @@ const splitWord = /[^\s;|&()<>]\\\n[^\s;|&()<>]/
 
 /** Analyzes a parsed tree. */
 const analyzeTree = (root: Node, source: string): ShellAnalysis => {
-  const found: Found = { commands: [], dangers: [], assigned: new Set(), readOnly: true }
+  const found: Found = { commands: [], dangers: [], assigned: new Set(), pathSteps: [], readOnly: true }
   const parsed = !root.hasError
   if (!parsed) found.dangers.push("unparsable command")
   if (splitWord.test(source)) found.dangers.push("line continuation inside a word")
   visit(root, found)
   const dangers = [...new Set(found.dangers)]
-  return { parsed, commands: found.commands, dangers, readOnly: found.readOnly && dangers.length === 0 }
+  return {
+    parsed,
+    commands: found.commands,
+    dangers,
+    readOnly: found.readOnly && dangers.length === 0,
+    pathSteps: found.pathSteps
+  }
 }
 
 const unparsable: ShellAnalysis = { parsed: false, commands: [], dangers: ["unparsable command"], readOnly: false }
