@@ -14,6 +14,7 @@ import type {
   TraceStep
 } from "../../domain/Permission.js"
 import * as PermissionRule from "../../domain/PermissionRule.js"
+import { resourcesOf } from "../../domain/Resources.js"
 import * as Tool from "../../domain/Tool.js"
 import { PermissionPolicy, type PermissionRequest } from "../../services/PermissionPolicy.js"
 import { Settings } from "../../services/Settings.js"
@@ -57,18 +58,10 @@ export const targetOf = (tool: Tool.Any, input: unknown): Target => {
     case "WebFetch":
       return { _tag: "Url", url: stringField(input, "url") ?? "" }
   }
-  const keys = safeResources(tool, input)
+  const keys = resourcesOf(tool, input)
     .map((r) => r.key)
     .filter(looksLikePath)
   return keys.length > 0 ? { _tag: "Paths", paths: keys } : { _tag: "None" }
-}
-
-const safeResources = (tool: Tool.Any, input: unknown): ReadonlyArray<Tool.Resource> => {
-  try {
-    return tool.resources(input)
-  } catch {
-    return []
-  }
 }
 
 /** A path of the call in every form it may be opened as, each with symlinks resolved. */
@@ -601,7 +594,7 @@ export const prepare = (options: PrepareOptions) =>
       )
     )
     const readOnly = Tool.safely(tool.isReadOnly, input) && (analysis === undefined || analysis.readOnly)
-    const writesResource = safeResources(tool, input).some((r) => r.access === "write")
+    const writesResource = resourcesOf(tool, input).some((r) => r.access === "write")
     return {
       tool,
       input,
