@@ -4,7 +4,7 @@
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { Args, Command, Options } from "@effect/cli"
-import { Console, Effect, Layer, Option, Queue, Stream } from "effect"
+import { Console, Effect, Layer, Option, Stream } from "effect"
 import { contentText } from "../domain/Blocks.js"
 import { InvalidInputError } from "../domain/Errors.js"
 import * as AgentLoop from "../layers/agent/AgentLoop.js"
@@ -19,6 +19,7 @@ import {
 } from "../services/LanguageModel.js"
 import * as ExitCode from "./ExitCode.js"
 import { type EngineOptions, engineLayer, engineOptions } from "./Runtime.js"
+import * as Signals from "./Signals.js"
 
 /** The output formats of `run`. */
 export type OutputFormat = "text" | "json" | "stream-json"
@@ -44,33 +45,16 @@ export const runLayer = (options: EngineOptions, sessionId: string | undefined) 
   )
 
 /**
- * Ctrl-C as a stream, listening from the moment this effect runs (not from the stream's first pull, so no signal is
- * lost to a fiber that has not started yet): SIGINT no longer ends the process; the first two signals are emitted
- * (interrupt, then abort) and a third one hands over to the listeners that were there before (the runtime's).
+ * Ctrl-C as a stream (see `Signals.listen`): the first two signals are emitted (interrupt, then abort) and a third
+ * one hands over to the listeners that were there before (the runtime's).
  */
-export const sigints: Effect.Effect<Stream.Stream<void>> = Effect.gen(function* () {
-  const signals = yield* Queue.unbounded<void>()
-  // The listener stays for the rest of the process: a second Ctrl-C that lands while the run is already winding
-  // down must not kill the process by default action mid-teardown; a third still reaches the runtime's handler.
-  yield* Effect.sync(() => {
-    const previous = process.listeners("SIGINT")
-    let count = 0
-    const onSigint = (signal: NodeJS.Signals) => {
-      count++
-      if (count <= 2) {
-        if (process.stderr.isTTY === true) {
-          process.stderr.write(count === 1 ? "\n[interrupting: Ctrl-C again to abort]\n" : "\n[aborting]\n")
-        }
-        Queue.unsafeOffer(signals, undefined)
-      } else {
-        for (const listener of previous) listener(signal)
-      }
-    }
-    for (const listener of previous) process.removeListener("SIGINT", listener)
-    process.on("SIGINT", onSigint)
-  })
-  return Stream.fromQueue(signals)
-})
+export const sigints: Effect.Effect<Stream.Stream<void>> = Effect.map(
+  Signals.listen({
+    signals: ["SIGINT"],
+    note: (_, n) => (n === 1 ? "\n[interrupting: Ctrl-C again to abort]\n" : "\n[aborting]\n")
+  }),
+  Stream.map((): void => undefined)
+)
 
 const oneLine = (text: string, width: number): string => {
   const flat = text.replace(/\s+/g, " ").trim()

@@ -22,18 +22,21 @@ import {
   Schema,
   Stream
 } from "effect"
+import { plan } from "../../domain/Admission.js"
 import { type ResultContentBlock, type ToolResult, type ToolResultContent, toolResult } from "../../domain/Blocks.js"
+import { checkBatch, checkCall, findCycle } from "../../domain/CallGraph.js"
 import { discoveredToolsKey } from "../../domain/DeferredTools.js"
-import { DependencyCycleError, InvalidInputError, type ToolFailure } from "../../domain/Errors.js"
+import { DependencyCycleError, type InvalidInputError, type ToolFailure } from "../../domain/Errors.js"
 import type { ExecutorEvent, ResultEvent, ToolCall } from "../../domain/ExecutorEvent.js"
 import type { HookEvent, HookInput, HookOutcome } from "../../domain/Hook.js"
 import { inputValidationError } from "../../domain/InputIssues.js"
+import { resourcesOf } from "../../domain/Resources.js"
 import * as Texts from "../../domain/Texts.js"
 import * as Tool from "../../domain/Tool.js"
 import { Approver } from "../../services/Approver.js"
 import { Hooks } from "../../services/Hooks.js"
 import { PermissionPolicy } from "../../services/PermissionPolicy.js"
-import { ResultCache } from "../../services/ResultCache.js"
+import { ResultCache, none as ResultCacheNone } from "../../services/ResultCache.js"
 import { ResultStore } from "../../services/ResultStore.js"
 import { Session } from "../../services/Session.js"
 import {
@@ -79,7 +82,7 @@ interface Entry {
   readonly deps: ReadonlyArray<string>
   readonly result: Deferred.Deferred<Outcome>
   /** Set once the input is decoded (at arrival, or when dependencies resolve). */
-  prepared: boolean
+  ready: boolean
   input: unknown
   safe: boolean
   resources: ReadonlyArray<Tool.Resource>
@@ -109,81 +112,12 @@ const appendText = (content: ToolResultContent, text: string): ToolResultContent
   return [...blocks, { type: "text", text }]
 }
 
-const overlaps = (a: string, b: string): boolean =>
-  a === b || a.startsWith(b.endsWith("/") ? b : `${b}/`) || b.startsWith(a.endsWith("/") ? a : `${a}/`)
-
-/** True when two calls may not run together under `scheduling: "resources"` (SPEC §4.9). */
-export const conflicts = (
-  a: { readonly safe: boolean; readonly resources: ReadonlyArray<Tool.Resource> },
-  b: { readonly safe: boolean; readonly resources: ReadonlyArray<Tool.Resource> }
-): boolean => {
-  if (a.safe && b.safe) return false
-  if ((!a.safe && a.resources.length === 0) || (!b.safe && b.resources.length === 0)) return true
-  if (a.resources.length === 0 || b.resources.length === 0) return true
-  return a.resources.some((ra) =>
-    b.resources.some((rb) => (ra.access === "write" || rb.access === "write") && overlaps(ra.key, rb.key))
-  )
-}
-
-const noCache: ResultCache["Type"] = {
-  lookup: () => Effect.succeed(Option.none()),
-  store: () => Effect.void,
-  invalidate: () => Effect.void
-}
-
 /** Checks a whole batch before anything starts: unique ids, known dependencies, no cycles. */
 export const validateBatch = (
   calls: ReadonlyArray<ToolCall>
-): Effect.Effect<void, InvalidInputError | DependencyCycleError> =>
-  Effect.gen(function* () {
-    const ids = new Set<string>()
-    for (const [i, call] of calls.entries()) {
-      if (typeof call.id !== "string" || call.id === "") {
-        return yield* new InvalidInputError({ message: `Call ${i + 1} has no id` })
-      }
-      if (typeof call.name !== "string" || call.name === "") {
-        return yield* new InvalidInputError({ message: `Call ${i + 1} (${call.id}) has no tool name` })
-      }
-      if (ids.has(call.id)) {
-        return yield* new InvalidInputError({ message: `Call ${i + 1} repeats the tool_use id ${call.id}` })
-      }
-      ids.add(call.id)
-    }
-    for (const call of calls) {
-      for (const dep of call.depends_on ?? []) {
-        if (!ids.has(dep)) {
-          return yield* new InvalidInputError({ message: `Call ${call.id} depends on unknown call ${dep}` })
-        }
-      }
-    }
-    const cycle = findCycle(new Map(calls.map((c) => [c.id, c.depends_on ?? []])))
-    if (cycle !== undefined) return yield* new DependencyCycleError({ cycle })
-  })
-
-/** Finds a cycle in a dependency graph (id → the ids it depends on), or undefined. */
-export const findCycle = (graph: ReadonlyMap<string, ReadonlyArray<string>>): ReadonlyArray<string> | undefined => {
-  const state = new Map<string, "visiting" | "done">()
-  const stack: Array<string> = []
-  const visit = (id: string): ReadonlyArray<string> | undefined => {
-    const seen = state.get(id)
-    if (seen === "done") return undefined
-    if (seen === "visiting") return [...stack.slice(stack.indexOf(id)), id]
-    state.set(id, "visiting")
-    stack.push(id)
-    for (const dep of graph.get(id) ?? []) {
-      if (!graph.has(dep)) continue
-      const found = visit(dep)
-      if (found !== undefined) return found
-    }
-    stack.pop()
-    state.set(id, "done")
-    return undefined
-  }
-  for (const id of graph.keys()) {
-    const found = visit(id)
-    if (found !== undefined) return found
-  }
-  return undefined
+): Effect.Effect<void, InvalidInputError | DependencyCycleError> => {
+  const error = checkBatch(calls)
+  return error === undefined ? Effect.void : Effect.fail(error)
 }
 
 /** Reads the default configuration: `ARMATURE_MAX_TOOL_CONCURRENCY` or 10. */
@@ -211,7 +145,7 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
     const store = yield* ResultStore
     const session = yield* Session
     const config: ExecutorConfig = { ...(yield* defaultConfig), ...overrides }
-    const cache = Option.getOrElse(yield* Effect.serviceOption(ResultCache), () => noCache)
+    const cache = Option.getOrElse(yield* Effect.serviceOption(ResultCache), () => ResultCacheNone)
 
     const execute = <E>(
       calls: Stream.Stream<ToolCall, E>,
@@ -235,6 +169,8 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
           const pendingModifiers: Array<{ readonly index: number; readonly modifier: Tool.ContextModifier }> = []
           /** Entries before this index have all left the queue: the scan starts here. */
           let firstQueued = 0
+          /** Queued entries whose input is not decoded yet: they wait for dependencies or a resolver. */
+          let unready: Array<Entry> = []
           /** Deferred tools whose schema the model has seen (SPEC §3 step 3), refreshed at each arrival. */
           let discovered: ReadonlySet<string> = options.discovered ?? new Set()
           let siblingError: Outcome | undefined
@@ -286,7 +222,7 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
           const summaryOf = (entry: Entry): string => {
             if (entry.tool === undefined) return ""
             const tool = entry.tool
-            const input = entry.prepared ? entry.input : entry.call.input
+            const input = entry.ready ? entry.input : entry.call.input
             try {
               return tool.summarize(input)
             } catch {
@@ -329,16 +265,8 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
             entry.input = decoded.right
             entry.safe = Tool.safely(tool.isConcurrencySafe, decoded.right)
             entry.resources = resourcesOf(tool, decoded.right)
-            entry.prepared = true
+            entry.ready = true
             return undefined
-          }
-
-          const resourcesOf = (tool: Tool.Any, input: unknown): ReadonlyArray<Tool.Resource> => {
-            try {
-              return tool.resources(input)
-            } catch {
-              return []
-            }
           }
 
           /** Dependencies: undefined while waiting, an error outcome when one failed, else the upstream results. */
@@ -371,61 +299,37 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
               })
             )
 
-          /** The start rule of SPEC §4.2 (or §4.9 resources): which queued calls start now, in request order. */
+          /** Completes queued calls whose dependencies failed, prepares those now ready, then starts what the planner picks. */
           const admit: Effect.Effect<void> = Effect.suspend(() => {
             if (discarded) return Effect.void
             const immediate: Array<readonly [Entry, Outcome]> = []
-            const toStart: Array<Entry> = []
-            const running = [...executing]
-            const blocked: Array<Entry> = []
-            let count = running.length
-            let exclusive = running.some((e) => !e.safe)
-            while (firstQueued < entries.length && entries[firstQueued].status !== "queued") firstQueued++
-            for (let i = firstQueued; i < entries.length; i++) {
-              // nothing behind this point can start: the cap is reached, or an unsafe call runs alone
-              if (count >= maxConcurrency || (scheduling === "partition" && exclusive)) break
-              const entry = entries[i]
+            const stillWaiting: Array<Entry> = []
+            for (const entry of unready) {
               if (entry.status !== "queued") continue
-              if (!entry.prepared) {
-                const deps = dependencyState(entry)
-                if (deps._tag === "Wait") continue
-                if (deps._tag === "Failed") {
-                  immediate.push([entry, deps.outcome])
-                  continue
-                }
-                const raw = entry.call.resolve !== undefined ? safeResolve(entry) : entry.call.input
-                const failed =
-                  raw instanceof Error
-                    ? errorOutcome(`Dependency resolver failed: ${raw.message}`)
-                    : prepare(entry, raw)
-                if (failed !== undefined) {
-                  immediate.push([entry, failed])
-                  continue
-                }
+              const deps = dependencyState(entry)
+              if (deps._tag === "Wait") {
+                stillWaiting.push(entry)
+                continue
               }
-              if (scheduling === "partition") {
-                const canStart = count < maxConcurrency && (count === 0 || (entry.safe && !exclusive))
-                if (canStart) {
-                  toStart.push(entry)
-                  count++
-                  if (!entry.safe) exclusive = true
-                } else if (!entry.safe) {
-                  break
-                }
-              } else {
-                const active = [...running, ...toStart]
-                const canStart =
-                  count < maxConcurrency &&
-                  !active.some((other) => conflicts(entry, other)) &&
-                  !blocked.some((other) => conflicts(entry, other))
-                if (canStart) {
-                  toStart.push(entry)
-                  count++
-                } else {
-                  blocked.push(entry)
-                }
+              if (deps._tag === "Failed") {
+                immediate.push([entry, deps.outcome])
+                continue
+              }
+              const raw = entry.call.resolve !== undefined ? safeResolve(entry) : entry.call.input
+              const failed =
+                raw instanceof Error ? errorOutcome(`Dependency resolver failed: ${raw.message}`) : prepare(entry, raw)
+              if (failed !== undefined) immediate.push([entry, failed])
+            }
+            unready = stillWaiting
+            const settling = new Set(immediate.map(([entry]) => entry))
+            while (firstQueued < entries.length && entries[firstQueued].status !== "queued") firstQueued++
+            const queued = function* () {
+              for (let i = firstQueued; i < entries.length; i++) {
+                const entry = entries[i]
+                if (entry.status === "queued" && !settling.has(entry)) yield entry
               }
             }
+            const toStart = plan({ queued: queued(), running: [...executing], cap: maxConcurrency, scheduling })
             for (const entry of toStart) {
               entry.status = "executing"
               executing.add(entry)
@@ -434,9 +338,7 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
               Effect.forEach(
                 immediate,
                 ([entry, outcome]) => Effect.zipRight(complete(entry, outcome), afterCompletion(entry, outcome)),
-                {
-                  discard: true
-                }
+                { discard: true }
               ),
               Effect.forEach(toStart, start, { discard: true })
             )
@@ -650,24 +552,13 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
           /** A call enters the executor. */
           const arrive = (call: ToolCall): Effect.Effect<void, InvalidInputError | DependencyCycleError> =>
             Effect.gen(function* () {
-              if (typeof call.id !== "string" || call.id === "") {
-                return yield* new InvalidInputError({ message: `Call ${entries.length + 1} has no id` })
-              }
-              if (typeof call.name !== "string" || call.name === "") {
-                return yield* new InvalidInputError({
-                  message: `Call ${entries.length + 1} (${call.id}) has no tool name`
-                })
-              }
-              if (byId.has(call.id)) {
-                return yield* new InvalidInputError({
-                  message: `Call ${entries.length + 1} repeats the tool_use id ${call.id}`
-                })
-              }
+              const invalid = checkCall(call, entries.length, byId)
+              if (invalid !== undefined) return yield* invalid
               const deps = call.depends_on ?? []
               if (deps.length > 0) {
                 const graph = new Map<string, ReadonlyArray<string>>(entries.map((e) => [e.call.id, e.deps]))
                 graph.set(call.id, deps)
-                const cycle = findCycle(graph)
+                const cycle = findCycle(graph, [call.id])
                 if (cycle !== undefined) return yield* new DependencyCycleError({ cycle })
               }
               const tool = Option.getOrUndefined(yield* registry.lookup(call.name))
@@ -678,7 +569,7 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
                 tool,
                 deps,
                 result: yield* Deferred.make<Outcome>(),
-                prepared: false,
+                ready: false,
                 input: undefined,
                 safe: true,
                 resources: [],
@@ -703,6 +594,7 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
                       : deps.length === 0 && call.resolve === undefined
                         ? prepare(entry, call.input)
                         : undefined
+              if (immediate === undefined && !entry.ready) unready.push(entry)
               if (immediate !== undefined) {
                 // a call refused because of an interrupt or a sibling's error does not cascade itself
                 if (tool !== undefined && (interrupted || siblingError !== undefined)) entry.cancel = immediate

@@ -79,6 +79,15 @@ const parentMatchers = async (root: string): Promise<ReadonlyArray<Matcher>> => 
   return found
 }
 
+/**
+ * How a search result names a file: relative to the working directory when the file is under it (as ripgrep prints
+ * paths searched from there), absolute otherwise.
+ */
+export const displayPath = (cwd: string, path: string): string => {
+  const relative = Path.relative(cwd, path)
+  return relative === "" || relative.startsWith("..") || Path.isAbsolute(relative) ? path : relative
+}
+
 const toPosix = (p: string): string => (Path.sep === "/" ? p : p.split(Path.sep).join("/"))
 
 /** Decides with the ignore files, deepest first: ignored, explicitly whitelisted, or no opinion. */

@@ -44,7 +44,8 @@ Parameters:
 - pattern: the glob pattern.
 - path: the directory to search; omit it for the working directory (do not pass "undefined" or "null").
 
-Result: absolute paths, one per line, most recently modified first; at most ${maxResults}, followed by
+Result: paths relative to the working directory (absolute for files outside it), one per line, most recently
+modified first; at most ${maxResults}, followed by
 "${truncatedNote}" when there are more; "No files found" when nothing matches.
 
 Examples of misuse: Glob "*.ts" to find every TypeScript file of a project (use "**/*.ts"); Glob to find text inside
@@ -92,13 +93,12 @@ export const find = (pattern: string, dir: string): Effect.Effect<ReadonlyArray<
       .map((d) => d.path)
   })
 
-/** Formats Glob's result. */
-export const format = (paths: ReadonlyArray<string>): string =>
-  paths.length === 0
-    ? "No files found"
-    : paths.length > maxResults
-      ? `${paths.slice(0, maxResults).join("\n")}\n${truncatedNote}`
-      : paths.join("\n")
+/** Formats Glob's result, naming files relative to `cwd` when they are under it. */
+export const format = (paths: ReadonlyArray<string>, cwd: string): string => {
+  if (paths.length === 0) return "No files found"
+  const shown = paths.slice(0, maxResults).map((p) => FileWalker.displayPath(cwd, p))
+  return paths.length > maxResults ? `${shown.join("\n")}\n${truncatedNote}` : shown.join("\n")
+}
 
 /** Makes the Glob tool. */
 export const make = Tool.make({
@@ -113,7 +113,8 @@ export const make = Tool.make({
   resources: (input) =>
     input.path !== undefined && Path.isAbsolute(input.path) ? [{ key: Path.resolve(input.path), access: "read" }] : [],
   summarize: (input) => input.pattern,
-  call: (input, ctx) => Effect.map(find(input.pattern, Path.resolve(ctx.cwd, input.path ?? ".")), format)
+  call: (input, ctx) =>
+    Effect.map(find(input.pattern, Path.resolve(ctx.cwd, input.path ?? ".")), (paths) => format(paths, ctx.cwd))
 })
 
 /** Registers Glob; requires only ToolRegistry. */

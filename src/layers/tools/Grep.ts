@@ -89,7 +89,8 @@ Parameters:
 - head_limit: at most this many output lines, files or counts (default ${defaultHeadLimit}; 0 = no limit).
 
 Result:
-- files_with_matches: "Found N files" then one absolute path per line, sorted; "No files found" when none.
+Paths are relative to the working directory (absolute for files outside it).
+- files_with_matches: "Found N files" then one path per line, sorted; "No files found" when none.
 - content: "path:line:text" per matching line (context lines "path-line-text", groups separated by "--"); lines
   longer than ${GrepEngine.maxLineLength} characters are cut; "No matches found" when none.
 - count: "path:N" per file, then the total.
@@ -129,12 +130,15 @@ export const search = (engine: Engine, input: Input, cwd: string): Effect.Effect
   const query = toQuery(input, cwd)
   const run = engine === "rg" ? GrepEngine.searchRg(query) : GrepEngine.searchBuiltin(query)
   return Effect.map(run, (results) =>
-    GrepEngine.format(results, {
-      mode: query.mode,
-      lineNumbers: input["-n"] ?? true,
-      context: query.before > 0 || query.after > 0,
-      headLimit: input.head_limit ?? defaultHeadLimit
-    })
+    GrepEngine.format(
+      results.map((r) => ({ ...r, path: FileWalker.displayPath(cwd, r.path) })),
+      {
+        mode: query.mode,
+        lineNumbers: input["-n"] ?? true,
+        context: query.before > 0 || query.after > 0,
+        headLimit: input.head_limit ?? defaultHeadLimit
+      }
+    )
   )
 }
 
