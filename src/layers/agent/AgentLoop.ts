@@ -14,7 +14,8 @@ import type { ToolResult, ToolUse } from "../../domain/Blocks.js"
 import * as DeferredTools from "../../domain/DeferredTools.js"
 import type { DependencyCycleError, InvalidInputError } from "../../domain/Errors.js"
 import { type ExecutorEvent, toToolResult } from "../../domain/ExecutorEvent.js"
-import type { HookEvent, HookInput, HookOutcome } from "../../domain/Hook.js"
+import type { HookEvent, HookOutcome } from "../../domain/Hook.js"
+import * as HookInputs from "../../domain/HookInputs.js"
 import * as Texts from "../../domain/Texts.js"
 import * as Tool from "../../domain/Tool.js"
 import { Hooks } from "../../services/Hooks.js"
@@ -239,16 +240,17 @@ export const run = (options: RunOptions) =>
     let turns = 0
 
     const hookInput = (event: HookEvent, extra: Record<string, unknown>) =>
-      Effect.map(
-        session.context.get,
-        (context): HookInput => ({
-          hook_event_name: event,
-          session_id: session.id,
-          transcript_path: transcript.path === "" ? session.transcriptPath : transcript.path,
-          cwd: context.cwd,
-          permission_mode: policy.mode,
-          ...extra
-        })
+      Effect.map(session.context.get, (context) =>
+        HookInputs.hookInput(
+          {
+            sessionId: session.id,
+            transcriptPath: transcript.path === "" ? session.transcriptPath : transcript.path,
+            cwd: context.cwd,
+            permissionMode: policy.mode
+          },
+          event,
+          extra
+        )
       )
     const runHook = (event: HookEvent, extra: Record<string, unknown>) =>
       Effect.flatMap(hookInput(event, extra), (input) => hooks.run(event, input)).pipe(

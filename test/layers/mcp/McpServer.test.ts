@@ -88,7 +88,7 @@ describe("McpServer", () => {
         Effect.promise(() => client.callTool({ name, arguments: args }))
       expect(yield* call("Sleep", { duration_ms: 5 })).toEqual({ content: [{ type: "text", text: "Slept for 5 ms" }] })
       expect(yield* call("Scribble", { note: "x" })).toEqual({
-        content: [{ type: "text", text: "Plan mode: Scribble is not read-only" }],
+        content: [{ type: "text", text: "<tool_use_error>Plan mode: Scribble is not read-only</tool_use_error>" }],
         isError: true
       })
       expect(yield* call("Sleep", { duration_ms: "soon" })).toEqual({
