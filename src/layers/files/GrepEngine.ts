@@ -155,6 +155,50 @@ const filesOf = (query: Query, isDirectory: boolean, guard: FileWalker.Guard | u
   }).pipe(Effect.mapError((e) => new GrepError({ message: e.message })))
 }
 
+/** Bytes read first: a NUL among them marks a binary file, which is skipped without reading the rest. */
+const headBytes = 64 * 1024
+
+const head = Buffer.alloc(headBytes)
+
+/** A file's bytes, or undefined when it cannot be read or is binary (contains a NUL byte, as ripgrep decides). */
+const readText = (path: string): Buffer | undefined => {
+  let fd: number
+  try {
+    fd = NodeFs.openSync(path, "r")
+  } catch {
+    return undefined
+  }
+  try {
+    const first = NodeFs.readSync(fd, head, 0, headBytes, 0)
+    if (head.subarray(0, first).includes(0)) return undefined
+    if (first < headBytes) return Buffer.from(head.subarray(0, first))
+    const chunks: Array<Buffer> = [Buffer.from(head)]
+    while (true) {
+      const chunk = Buffer.allocUnsafe(1024 * 1024)
+      const n = NodeFs.readSync(fd, chunk, 0, chunk.length, null)
+      if (n === 0) break
+      const part = chunk.subarray(0, n)
+      if (part.includes(0)) return undefined
+      chunks.push(part)
+    }
+    return Buffer.concat(chunks)
+  } catch {
+    return undefined
+  } finally {
+    NodeFs.closeSync(fd)
+  }
+}
+
+/**
+ * The UTF-8 bytes every matching file must contain, when the pattern is a plain case-sensitive literal: files without
+ * them are passed over without decoding.
+ */
+export const literalOf = (query: Pick<Query, "pattern" | "caseInsensitive">): Buffer | undefined => {
+  if (query.pattern.length === 0 || /[\\^$.|?*+()[\]{}\ufffd]/.test(query.pattern)) return undefined
+  if (query.caseInsensitive && /[^\x00-\x40\x5b-\x60\x7b-\x7f]/.test(query.pattern)) return undefined
+  return Buffer.from(query.pattern, "utf8")
+}
+
 /** The built-in engine: walks with ripgrep's filters and matches with a JS RegExp. */
 export const searchBuiltin = (query: Query, guard?: FileWalker.Guard): Effect.Effect<Outcome, GrepError> =>
   Effect.gen(function* () {
@@ -162,18 +206,14 @@ export const searchBuiltin = (query: Query, guard?: FileWalker.Guard): Effect.Ef
     const info = yield* statPath(query.path)
     const walked = yield* filesOf(query, info.isDirectory(), guard)
     const decoder = new TextDecoder("utf-8")
+    const literal = literalOf(query)
     const results: Array<FileResult> = []
     yield* Effect.promise((signal) =>
       FileWalker.sliced(
         walked.files,
         (file) => {
-          let bytes: Buffer
-          try {
-            bytes = NodeFs.readFileSync(file.path)
-          } catch {
-            return
-          }
-          if (bytes.includes(0)) return
+          const bytes = readText(file.path)
+          if (bytes === undefined || (literal !== undefined && !bytes.includes(literal))) return
           const found = searchText(decoder.decode(bytes), compiled, query)
           if (found !== undefined) results.push({ path: file.path, ...found })
         },
