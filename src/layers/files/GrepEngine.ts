@@ -195,7 +195,8 @@ const readText = (path: string): Buffer | undefined => {
  */
 export const literalOf = (query: Pick<Query, "pattern" | "caseInsensitive">): Buffer | undefined => {
   if (query.pattern.length === 0 || /[\\^$.|?*+()[\]{}\ufffd]/.test(query.pattern)) return undefined
-  if (query.caseInsensitive && /[^\x00-\x40\x5b-\x60\x7b-\x7f]/.test(query.pattern)) return undefined
+  const caseless = (c: string) => c.charCodeAt(0) < 128 && c.toLowerCase() === c.toUpperCase()
+  if (query.caseInsensitive && ![...query.pattern].every(caseless)) return undefined
   return Buffer.from(query.pattern, "utf8")
 }
 
