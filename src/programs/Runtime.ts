@@ -11,6 +11,7 @@ import type { SettingSourceKind } from "../domain/Settings.js"
 import * as StreamingExecutor from "../layers/executor/StreamingExecutor.js"
 import * as HooksLive from "../layers/hooks/HooksLive.js"
 import * as McpClientsLive from "../layers/mcp/McpClientsLive.js"
+import * as ReadGuardLive from "../layers/permissions/ReadGuardLive.js"
 import * as RulePermissionPolicy from "../layers/permissions/RulePermissionPolicy.js"
 import * as TerminalApprover from "../layers/permissions/TerminalApprover.js"
 import * as ToolRegistryLive from "../layers/registry/ToolRegistryLive.js"
@@ -129,6 +130,7 @@ export const engineLayer = (options: EngineOptions, extras: EngineExtras = {}) =
   )
   const services = Layer.mergeAll(
     RulePermissionPolicy.layer,
+    ReadGuardLive.layer,
     approver,
     Layer.unwrapEffect(Effect.map(Settings, (s) => HooksLive.layerFromSession({ config: s.hooks }))),
     FsResultStore.layer
