@@ -5,11 +5,17 @@
  */
 import * as V8 from "node:v8"
 import { Command, Options } from "@effect/cli"
-import { Console, Effect, Logger, Option } from "effect"
+import { Console, Effect, Logger, LogLevel, Option } from "effect"
 import * as McpHttpServer from "../layers/mcp/McpHttpServer.js"
 import * as McpLogRelay from "../layers/mcp/McpLogRelay.js"
 import * as McpServer from "../layers/mcp/McpServer.js"
-import { type EngineOptions, engineLayer, engineOptions, stderrLogger } from "./Runtime.js"
+import { type EngineOptions, engineLayer, engineOptions } from "./Runtime.js"
+
+/** Effect's pretty logger on stderr, for info and above. */
+const stderrInfoLogger = Logger.replace(
+  Logger.defaultLogger,
+  Logger.filterLogLevel(Logger.prettyLogger({ stderr: true }), LogLevel.greaterThanEqual(LogLevel.Info))
+)
 
 /**
  * The engine for serving: like `exec`'s, but always with the headless approver (stdin is the protocol, so nobody
@@ -57,7 +63,9 @@ const serve = Command.make("serve", serveOptions, (options) =>
     }).pipe(
       Effect.provide(serveLayer(options)),
       Effect.provide(Logger.add(McpLogRelay.logger)),
-      Effect.provide(stderrLogger)
+      Effect.provide(stderrInfoLogger),
+      // Debug lines reach the relay (a client may ask for them); stderr keeps to info and above.
+      Logger.withMinimumLogLevel(LogLevel.Debug)
     )
   )
 ).pipe(

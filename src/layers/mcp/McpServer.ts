@@ -129,6 +129,7 @@ export const connect = (
       const token = request.params._meta?.progressToken
       let step = 0
       const call = Effect.gen(function* () {
+        yield* Effect.logDebug(`tools/call ${name}`)
         const discovered = new Set((yield* pool).map((t) => t.name))
         const events = executor.runBatch([{ type: "tool_use", id, name, input: request.params.arguments ?? {} }], {
           discovered
