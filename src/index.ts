@@ -1,6 +1,9 @@
 /**
- * Armature's public API: domain types, service ports and their layers.
+ * Armature's public API: the `Armature` preset (the whole engine as one layer), domain types, service ports and
+ * their layers. Test helpers are in `armature/testing`. See docs/library.md.
  */
+
+export * as Armature from "./Armature.js"
 
 export * as Blocks from "./domain/Blocks.js"
 export * as DeferredTools from "./domain/DeferredTools.js"

@@ -4,7 +4,6 @@
  */
 import { Command } from "@effect/cli"
 import { Effect } from "effect"
-import * as McpServer from "../layers/mcp/McpServer.js"
 import { type EngineOptions, engineLayer, engineOptions, stderrLogger } from "./Runtime.js"
 
 /**
@@ -15,7 +14,12 @@ export const serveLayer = (options: EngineOptions) =>
   engineLayer(options, { approver: "headless", mcpStderr: "ignore" })
 
 const serve = Command.make("serve", engineOptions, (options) =>
-  Effect.scoped(McpServer.serve()).pipe(Effect.provide(serveLayer(options)), Effect.provide(stderrLogger))
+  // The MCP SDK is loaded only by this command.
+  Effect.promise(() => import("../layers/mcp/McpServer.js")).pipe(
+    Effect.flatMap((McpServer) => Effect.scoped(McpServer.serve())),
+    Effect.provide(serveLayer(options)),
+    Effect.provide(stderrLogger)
+  )
 ).pipe(
   Command.withDescription(
     "Serve Armature's tools over MCP on stdio; every call goes through the permission pipeline, hooks and executor"

@@ -4,12 +4,10 @@
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { Args, Command, Options } from "@effect/cli"
-import { Console, Effect, Layer, Option, Queue, Stream } from "effect"
+import { Console, Effect, Option, Queue, Stream } from "effect"
 import { contentText } from "../domain/Blocks.js"
 import { InvalidInputError } from "../domain/Errors.js"
 import * as AgentLoop from "../layers/agent/AgentLoop.js"
-import * as TranscriptLive from "../layers/agent/TranscriptLive.js"
-import * as AnthropicLanguageModel from "../layers/model/AnthropicLanguageModel.js"
 import {
   type AssistantContent,
   defaultMaxTokens,
@@ -39,9 +37,7 @@ export interface RunArgs extends EngineOptions {
  * The terminal approver is used on a TTY, the headless one otherwise.
  */
 export const runLayer = (options: EngineOptions, sessionId: string | undefined) =>
-  Layer.mergeAll(TranscriptLive.layer, AnthropicLanguageModel.layerFromEnv()).pipe(
-    Layer.provideMerge(engineLayer(options, { sessionId }))
-  )
+  engineLayer(options, { sessionId, model: "anthropic", transcript: true })
 
 /**
  * Ctrl-C as a stream, listening from the moment this effect runs (not from the stream's first pull, so no signal is
