@@ -47,6 +47,7 @@ const buildCli = async () => {
     bundle: true,
     splitting: true,
     treeShaking: true,
+    minify: true,
     platform: "node",
     format: "esm",
     target: "node20",

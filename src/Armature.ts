@@ -18,7 +18,7 @@
  */
 import type { CommandExecutor, FileSystem, Path } from "@effect/platform"
 import { NodeContext } from "@effect/platform-node"
-import { Effect, Layer, Stream } from "effect"
+import { type Duration, Effect, Layer, type Schedule, Schema, Stream } from "effect"
 import type { DuplicateToolError } from "./domain/Errors.js"
 import type * as McpConfig from "./domain/McpConfig.js"
 import type { PermissionMode } from "./domain/Permission.js"
@@ -27,7 +27,6 @@ import type * as Tool from "./domain/Tool.js"
 import * as TranscriptLive from "./layers/agent/TranscriptLive.js"
 import * as StreamingExecutor from "./layers/executor/StreamingExecutor.js"
 import * as HooksLive from "./layers/hooks/HooksLive.js"
-import type * as McpSupervisor from "./layers/mcp/McpSupervisor.js"
 import * as CallbackApprover from "./layers/permissions/CallbackApprover.js"
 import * as RulePermissionPolicy from "./layers/permissions/RulePermissionPolicy.js"
 import * as ToolRegistryLive from "./layers/registry/ToolRegistryLive.js"
@@ -40,6 +39,7 @@ import * as BuiltinTools from "./layers/tools/index.js"
 import * as ApproverPort from "./services/Approver.js"
 import type { Hooks } from "./services/Hooks.js"
 import type { InProcessHooks } from "./services/InProcessHooks.js"
+import * as InProcessHooksRegistry from "./services/InProcessHooks.js"
 import { LanguageModel, ModelError, type RetryPolicy } from "./services/LanguageModel.js"
 import { McpClients } from "./services/McpClients.js"
 import type { PermissionPolicy } from "./services/PermissionPolicy.js"
@@ -121,7 +121,7 @@ export interface Options<E = never> {
   /** A `.mcp.json` file, or a decoded config, whose servers' tools join the pool (loads the MCP SDK). */
   readonly mcpConfig?: string | McpConfig.McpConfig | undefined
   /** Timeouts, reconnection and stderr handling of the MCP servers. */
-  readonly mcp?: McpSupervisor.Options | undefined
+  readonly mcp?: McpOptions | undefined
 
   /**
    * The language model of the agent loop: `"anthropic"` reads `ANTHROPIC_API_KEY` and `ANTHROPIC_BASE_URL` (loads
@@ -138,13 +138,28 @@ export interface Options<E = never> {
   readonly overrides?: Overrides<E> | undefined
 }
 
+/** Timeouts, reconnection and stderr of the MCP servers (declared here so the types need no MCP SDK). */
+export interface McpOptions {
+  /** How long one connection attempt (spawn + initialize) may take. Default 30 s. */
+  readonly connectTimeout?: Duration.DurationInput | undefined
+  /** A call with no response and no progress for this long fails. Default 10 minutes. */
+  readonly toolTimeout?: Duration.DurationInput | undefined
+  /** The backoff between connection attempts; it restarts after each successful connection. */
+  readonly reconnectSchedule?: Schedule.Schedule<unknown, unknown> | undefined
+  /** How long a call waits for a (re)connection before failing. Default 30 s. */
+  readonly reconnectWait?: Duration.DurationInput | undefined
+  /** What happens to a stdio server's stderr. Default "ignore". */
+  readonly stderr?: "ignore" | "inherit" | undefined
+}
+
 /** Layers that replace a part of the engine. */
 export interface Overrides<E = never> {
   readonly session?: Layer.Layer<Session, E, Platform> | undefined
   readonly settings?: Layer.Layer<Settings, E, Session | Platform> | undefined
   readonly shellAnalyzer?: Layer.Layer<ShellAnalyzer, E, Platform> | undefined
   readonly policy?: Layer.Layer<PermissionPolicy, E, Base | Platform> | undefined
-  readonly hooks?: Layer.Layer<Hooks | InProcessHooks, E, Base | Platform> | undefined
+  /** Replaces the hooks of the settings; in-process hooks (`hooks` above) still get a registry of their own. */
+  readonly hooks?: Layer.Layer<Hooks, E, Base | Platform> | undefined
   readonly resultCache?: Layer.Layer<ResultCache.ResultCache, E, Base | Platform> | undefined
   readonly registry?: Layer.Layer<ToolRegistry, E, Stages | Base | Platform> | undefined
   readonly executor?: Layer.Layer<ToolExecutor, E, ToolContext> | undefined
@@ -210,12 +225,34 @@ const registerTool = <E, R>(tool: ToolInput<E, R>): Layer.Layer<never, E | Dupli
 const mergeLayers = <E, R>(layers: ReadonlyArray<Layer.Layer<never, E, R>>): Layer.Layer<never, E, R> =>
   layers.reduce<Layer.Layer<never, E, R>>((all, one) => Layer.merge(all, one), Layer.empty)
 
+/** An option needs a package that is not installed (the MCP SDK and the Anthropic SDK are optional peers). */
+export class OptionalDependencyError extends Schema.TaggedError<OptionalDependencyError>()("OptionalDependencyError", {
+  option: Schema.String,
+  dependency: Schema.String,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `The option \`${this.option}\` needs ${this.dependency}, which could not be loaded (${this.reason}). Install it: npm install ${this.dependency}`
+  }
+}
+
+const loadOptional = <A>(option: string, dependency: string, load: () => Promise<A>) =>
+  Effect.tryPromise({
+    try: load,
+    catch: (error) =>
+      new OptionalDependencyError({
+        option,
+        dependency,
+        reason: error instanceof Error ? error.message.split("\n")[0] : String(error)
+      })
+  })
+
 const mcpLayer = <E>(options: Options<E>) => {
   const config = options.mcpConfig
   if (config === undefined) return noMcp
   return Layer.unwrapEffect(
     Effect.map(
-      Effect.promise(() => import("./layers/mcp/McpClientsLive.js")),
+      loadOptional("mcpConfig", "@modelcontextprotocol/sdk", () => import("./layers/mcp/McpClientsLive.js")),
       (McpClientsLive) =>
         typeof config === "string"
           ? McpClientsLive.layerFromFile(config, options.mcp ?? {})
@@ -230,7 +267,7 @@ const modelLayer = <E>(options: Options<E>) => {
   if (model !== "anthropic") return model
   return Layer.unwrapEffect(
     Effect.map(
-      Effect.promise(() => import("./layers/model/AnthropicLanguageModel.js")),
+      loadOptional('model: "anthropic"', "@anthropic-ai/sdk", () => import("./layers/model/AnthropicLanguageModel.js")),
       (AnthropicLanguageModel) => AnthropicLanguageModel.layerFromEnv(options.modelRetry)
     )
   )
@@ -251,7 +288,9 @@ const compose = <E>(options: Options<E>) => {
     overrides.shellAnalyzer ?? defaults.shellAnalyzer
   ).pipe(Layer.provideMerge(session))
   const commandHooks =
-    overrides.hooks ?? Layer.unwrapEffect(Effect.map(Settings, (s) => HooksLive.layerFromSession({ config: s.hooks })))
+    overrides.hooks === undefined
+      ? Layer.unwrapEffect(Effect.map(Settings, (s) => HooksLive.layerFromSession({ config: s.hooks })))
+      : Layer.merge(overrides.hooks, InProcessHooksRegistry.layer)
   const hooks = mergeLayers(options.hooks ?? []).pipe(Layer.provideMerge(commandHooks))
   const stages = Layer.mergeAll(
     overrides.policy ?? RulePermissionPolicy.layer,
