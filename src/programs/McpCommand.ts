@@ -6,9 +6,6 @@
 import * as V8 from "node:v8"
 import { Command, Options } from "@effect/cli"
 import { Console, Effect, Logger, LogLevel, Option } from "effect"
-import * as McpHttpServer from "../layers/mcp/McpHttpServer.js"
-import * as McpLogRelay from "../layers/mcp/McpLogRelay.js"
-import * as McpServer from "../layers/mcp/McpServer.js"
 import { type EngineOptions, engineLayer, engineOptions } from "./Runtime.js"
 
 /** Effect's pretty logger on stderr, for info and above. */
@@ -43,9 +40,17 @@ const serveOptions = {
  */
 const baselineWasmOnly = Effect.sync(() => V8.setFlagsFromString("--liftoff-only"))
 
+/** The MCP modules (and with them the MCP SDK), loaded only by this command. */
+const mcpModules = Effect.promise(() =>
+  Promise.all([
+    import("../layers/mcp/McpServer.js"),
+    import("../layers/mcp/McpHttpServer.js"),
+    import("../layers/mcp/McpLogRelay.js")
+  ])
+)
+
 const serve = Command.make("serve", serveOptions, (options) =>
-  Effect.zipRight(
-    baselineWasmOnly,
+  Effect.flatMap(Effect.zipRight(baselineWasmOnly, mcpModules), ([McpServer, McpHttpServer, McpLogRelay]) =>
     Option.match(options.http, {
       onNone: () => McpServer.serve(),
       onSome: (port) =>

@@ -4,12 +4,10 @@
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { Args, Command, Options } from "@effect/cli"
-import { Console, Effect, Layer, Option, Stream } from "effect"
+import { Console, Effect, Option, Stream } from "effect"
 import { contentText } from "../domain/Blocks.js"
 import { InvalidInputError } from "../domain/Errors.js"
 import * as AgentLoop from "../layers/agent/AgentLoop.js"
-import * as TranscriptLive from "../layers/agent/TranscriptLive.js"
-import * as AnthropicLanguageModel from "../layers/model/AnthropicLanguageModel.js"
 import {
   type AssistantContent,
   defaultMaxTokens,
@@ -45,9 +43,7 @@ export interface RunArgs extends EngineOptions {
  * The terminal approver is used on a TTY, the headless one otherwise.
  */
 export const runLayer = (options: EngineOptions, sessionId: string | undefined, retry?: RetryPolicy) =>
-  Layer.mergeAll(TranscriptLive.layer, AnthropicLanguageModel.layerFromEnv(retry)).pipe(
-    Layer.provideMerge(engineLayer(options, { sessionId }))
-  )
+  engineLayer(options, { sessionId, model: "anthropic", transcript: true, modelRetry: retry })
 
 /**
  * Ctrl-C as a stream (see `Signals.listen`): the first two signals are emitted (interrupt, then abort) and a third
