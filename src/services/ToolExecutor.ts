@@ -1,5 +1,5 @@
 /**
- * The executor's port (SPEC §4): one engine, fed by a stream (while the model streams) or a whole batch.
+ * The executor's port: one engine, fed by a stream (while the model streams) or a whole batch. See docs/executor.md.
  */
 import { Context, Deferred, Effect, type Stream } from "effect"
 import type * as Admission from "../domain/Admission.js"
@@ -7,13 +7,16 @@ import type { ToolResult } from "../domain/Blocks.js"
 import type { DependencyCycleError, InvalidInputError } from "../domain/Errors.js"
 import type { ExecutorEvent, ToolCall } from "../domain/ExecutorEvent.js"
 
-/** Which error results cancel the other calls of the batch (SPEC §4.6). */
+/**
+ * Which failures cancel the other calls of the batch: `declared` — a call of a tool that cancels its siblings ran
+ * and failed; `any-error` — any call ran and failed; `none` — never. A refusal never cancels anything.
+ */
 export type CancellationPolicy = "declared" | "none" | "any-error"
 
 /** How calls are admitted: by concurrency-safety partitions, or by conflicting resources. */
 export type Scheduling = Admission.Scheduling
 
-/** A handle to interrupt, abort or discard a running execution from outside (SPEC §4.7, §4.8). */
+/** A handle to interrupt, abort or discard a running execution from outside. */
 export interface Control {
   /** The user interrupt: cancels `"cancel"` calls; `"block"` calls finish. */
   readonly interrupt: Effect.Effect<void>
@@ -49,7 +52,7 @@ export interface ExecuteOptions {
   readonly cancellation?: CancellationPolicy | undefined
   readonly scheduling?: Scheduling | undefined
   readonly control?: Control | undefined
-  /** Names of deferred tools the model has discovered (their full schema was sent; SPEC §3 step 3). */
+  /** Names of deferred tools the model has discovered (their full schema was sent to the model). */
   readonly discovered?: ReadonlySet<string> | undefined
 }
 

@@ -5,7 +5,7 @@
  * at arrival (the scheduler needs the decoded input to know whether the call is concurrency-safe) and use
  * `decode` from here too. See docs/executor.md.
  */
-import { Cause, Duration, Effect, Either, Exit, Option, Ref, Schema } from "effect"
+import { Cause, Duration, Effect, Either, Exit, Option, type ParseResult, Ref, Schema } from "effect"
 import type { ToolResultContent } from "../../domain/Blocks.js"
 import type { ToolFailure } from "../../domain/Errors.js"
 import type { ToolCall } from "../../domain/ExecutorEvent.js"
@@ -56,9 +56,21 @@ export interface Links {
   readonly ran: (outcome: Outcome) => Effect.Effect<void>
 }
 
+const decoders = new WeakMap<Tool.Any, (raw: unknown) => Either.Either<unknown, ParseResult.ParseError>>()
+
+/** The tool's input decoder, built once per tool. */
+const decoderOf = (tool: Tool.Any) => {
+  let decoder = decoders.get(tool)
+  if (decoder === undefined) {
+    decoder = Schema.decodeUnknownEither(tool.input, { errors: "all", onExcessProperty: "error" })
+    decoders.set(tool, decoder)
+  }
+  return decoder
+}
+
 /** Decodes a call's input with the tool's Schema (no excess properties); the error result when it fails. */
 export const decode = (tool: Tool.Any, raw: unknown, undiscovered = false): Either.Either<unknown, Outcome> =>
-  Either.mapLeft(Schema.decodeUnknownEither(tool.input, { errors: "all", onExcessProperty: "error" })(raw), (error) =>
+  Either.mapLeft(decoderOf(tool)(raw), (error) =>
     errorOutcome(
       inputValidationError(tool.name, error.issue) + (undiscovered ? `\n${Texts.undiscoveredHint(tool.name)}` : "")
     )
