@@ -4,7 +4,7 @@
  * arrival order) through a bounded spill, so memory stays flat whatever the output size; output over 30,000
  * characters is saved whole and shown as a `<persisted-output>` preview. Timeout and interruption kill everything
  * the command started, inside its group or not (see docs/processes.md). A `cd` persists: the final directory is
- * written by an EXIT trap to a temp file and returned as a context modifier. `run_in_background` hands the
+ * written by an EXIT trap to the call's canary pipe (fd 3, see ProcessGroup) and returned as a context modifier. `run_in_background` hands the
  * command to the BackgroundShells service.
  */
 import * as Path from "node:path"
@@ -148,7 +148,14 @@ const renderCapture = (snapshot: HeadTail.ByteSnapshot): string =>
     ? (snapshot.head + snapshot.tail).replace(/\n+$/, "")
     : `${snapshot.head}\n... [${snapshot.omittedBytes} bytes omitted] ...\n${snapshot.tail.replace(/\n+$/, "")}`
 
-const safeForTrap = (path: string): boolean => !/['"$`\\\n]/.test(path)
+/**
+ * Prefixed to every command: at exit, bash writes its final directory to fd 3 — if fd 3 is still the canary
+ * socket (a command may have closed or reused it) — with no file and no extra process.
+ */
+const cwdTrap = `trap '[ -S /dev/fd/3 ] && { pwd -P >&3; } 2>/dev/null' EXIT; `
+
+/** The directory the trap reported (its last line), or empty. */
+const reportedDir = (text: string): string => text.trimEnd().split("\n").pop() ?? ""
 
 // NodeStream.fromReadable, not the readable's async iterator: an async generator's `return()` waits for a pending
 // `next()`, so interrupting a read of a silent process would hang until it writes again. Chunks stay bytes (off
@@ -193,10 +200,6 @@ export const make = Effect.gen(function* () {
       Effect.gen(function* () {
         const timeoutMs = input.timeout ?? defaultTimeoutMs
         const startedAt = yield* Clock.currentTimeMillis
-        const cwdFile = yield* fs
-          .makeTempFileScoped({ prefix: "armature-cwd-" })
-          .pipe(Effect.mapError((e) => new ToolFailure({ message: `Could not create a temp file: ${e.message}` })))
-        const trap = safeForTrap(cwdFile) ? `trap 'pwd -P >"${cwdFile}" 2>/dev/null' EXIT; ` : ""
         const spill = yield* store
           .openSpill({
             toolUseId: ctx.toolUseId,
@@ -209,7 +212,7 @@ export const make = Effect.gen(function* () {
 
         const handle = yield* ProcessGroup.spawn({
           file: "/bin/bash",
-          args: ["-c", `${trap}${input.command}`],
+          args: ["-c", `${cwdTrap}${input.command}`],
           cwd: ctx.cwd,
           stdio: ["ignore", "pipe", "pipe"],
           canary: true
@@ -296,9 +299,10 @@ export const make = Effect.gen(function* () {
               ? `Exit code ${exit.code}`
               : `${output}\nExit code ${exit.code}`
 
-        const finalDir = (yield* fs.readFileString(cwdFile).pipe(Effect.orElseSucceed(() => ""))).trim()
+        const finalDir = reportedDir(handle.canaryText())
+        if (!Path.isAbsolute(finalDir) || finalDir === ctx.cwd) return text
         const startDir = yield* fs.realPath(ctx.cwd).pipe(Effect.orElseSucceed(() => ctx.cwd))
-        if (finalDir.length === 0 || finalDir === startDir) return text
+        if (finalDir === startDir) return text
         return Tool.withModifier(text, (context) => ({ ...context, cwd: finalDir }))
       })
     )
