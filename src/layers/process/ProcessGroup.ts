@@ -141,10 +141,15 @@ export const findDescendants = (pgid: number, tag: string | undefined, sinceTick
  * tells them apart.
  */
 export const groupExists = (pgid: number): boolean => {
+  // Asked once per call on its clean end, where the answer is nearly always "no": the ESRCH error needs no stack.
+  const limit = Error.stackTraceLimit
+  Error.stackTraceLimit = 0
   try {
     process.kill(-pgid, 0)
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === "EPERM"
+  } finally {
+    Error.stackTraceLimit = limit
   }
   if (process.platform !== "linux") return true
   return findDescendants(pgid, undefined).length > 0
