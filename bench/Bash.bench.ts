@@ -69,8 +69,11 @@ const program = Effect.gen(function* () {
       return performance.now() - start
     })
   for (const command of commands) {
-    yield* timeTool(command)
-    yield* timeBare(command)
+    // Warm-up: the first calls pay for JIT compilation and first-use module code.
+    for (let i = 0; i < 3; i++) {
+      yield* timeTool(command)
+      yield* timeBare(command)
+    }
     const tool: Array<number> = []
     const bare: Array<number> = []
     // Interleaved, so that the machine's load affects both alike.
