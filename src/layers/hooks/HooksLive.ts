@@ -1,5 +1,5 @@
 /**
- * The Hooks service (SPEC §6): command hooks from the settings' `hooks` section and in-process hooks registered
+ * The Hooks service: command hooks from the settings' `hooks` section and in-process hooks registered
  * by layers, matched against the event, run in parallel and combined into one HookOutcome.
  */
 import * as Os from "node:os"

@@ -1,5 +1,5 @@
 /**
- * Background shells as process groups writing to `<state dir>/bash/{id}.log` (SPEC §9): the child gets the log
+ * Background shells as process groups writing to `<state dir>/bash/{id}.log`: the child gets the log
  * file as stdout and stderr, so output never passes through this process and memory stays flat. Every shell is
  * killed when the layer's scope closes.
  */

@@ -58,6 +58,8 @@ export interface Handle {
   readonly kill: Effect.Effect<void>
   /** True while the leader's group has a live member (one syscall, plus a `/proc` check when it may be zombies). */
   readonly isAlive: () => boolean
+  /** What the child wrote on the canary (fd 3) so far, at most 4 KiB; empty without a canary. */
+  readonly canaryText: () => string
   /** True when the leader has exited, its pipes are closed and its group is empty: nothing is known to be left. */
   readonly endedCleanly: () => boolean
 }
@@ -139,10 +141,15 @@ export const findDescendants = (pgid: number, tag: string | undefined, sinceTick
  * tells them apart.
  */
 export const groupExists = (pgid: number): boolean => {
+  // Asked once per call on its clean end, where the answer is nearly always "no": the ESRCH error needs no stack.
+  const limit = Error.stackTraceLimit
+  Error.stackTraceLimit = 0
   try {
     process.kill(-pgid, 0)
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === "EPERM"
+  } finally {
+    Error.stackTraceLimit = limit
   }
   if (process.platform !== "linux") return true
   return findDescendants(pgid, undefined).length > 0
@@ -223,12 +230,15 @@ export interface SpawnOptions {
    */
   readonly onRelease?: "leftovers" | "always" | undefined
   /**
-   * Adds an extra pipe as file descriptor 3 that the child and its descendants inherit and nobody writes: it
-   * closes only when the last of them is gone, so `closed` also waits for descendants that redirected their
-   * output away (`nohup cmd >/dev/null 2>&1 &`), and a leftover is noticed without reading `/proc`.
+   * Adds an extra pipe as file descriptor 3 (the canary) that the child and its descendants inherit: it closes
+   * only when the last of them is gone, so `closed` also waits for descendants that redirected their output away
+   * (`nohup cmd >/dev/null 2>&1 &`), and a leftover is noticed without reading `/proc`. The child may write a short
+   * report on it (Bash writes its final directory); the first 4 KiB are kept, see `Handle.canaryText`.
    */
   readonly canary?: boolean | undefined
 }
+
+const maxCanaryBytes = 4096
 
 const newTag = (): string => Crypto.randomBytes(9).toString("base64url")
 
@@ -251,6 +261,8 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Handle, SpawnError, 
       const closed = yield* Deferred.make<void>()
       let hasExited = false
       let hasClosed = false
+      const canary: Array<Buffer> = []
+      let canaryBytes = 0
       const tag = newTag()
       const sinceTicks = ticksNow()
       const child = yield* Effect.async<ChildProcess.ChildProcess, SpawnError>((resume) => {
@@ -259,6 +271,12 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Handle, SpawnError, 
           env: { ...(options.env ?? process.env), [tagVariable]: tag },
           stdio: options.canary === true && Array.isArray(options.stdio) ? [...options.stdio, "pipe"] : options.stdio,
           detached: true
+        })
+        // Flowing from the start, so nothing written is dropped and the stream ends (and "close" fires) when
+        // the last holder of the canary is gone.
+        spawned.stdio[3]?.on("data", (chunk: Buffer) => {
+          if (canaryBytes < maxCanaryBytes) canary.push(chunk.subarray(0, maxCanaryBytes - canaryBytes))
+          canaryBytes += chunk.length
         })
         const onError = (e: Error) => resume(Effect.fail(spawnFailure(options, e)))
         spawned.once("error", onError)
@@ -277,9 +295,6 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Handle, SpawnError, 
       })
       // Errors after spawn (e.g. EPIPE on a closed stream) must not crash the process.
       child.on("error", () => {})
-      // Nothing is written to the canary; flowing, it ends (and lets "close" fire) when its last holder is gone.
-      const canary = options.canary === true ? child.stdio[3] : undefined
-      if (canary !== undefined && canary !== null && "resume" in canary) canary.resume()
       const pid = child.pid ?? 0
       const kill = yield* Effect.cached(killAll(pid, tag, options.killGraceMs ?? defaultKillGraceMs, sinceTicks))
       return {
@@ -290,6 +305,7 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Handle, SpawnError, 
         closed: Deferred.await(closed),
         kill: Effect.uninterruptible(kill),
         isAlive: () => groupExists(pid),
+        canaryText: () => Buffer.concat(canary).toString("utf8"),
         endedCleanly: () => hasExited && hasClosed && !groupExists(pid)
       } satisfies Handle
     }),

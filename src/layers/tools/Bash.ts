@@ -1,9 +1,11 @@
 /**
- * Bash (SPEC §9): runs a command with `/bin/bash -c` in the session's working directory, in its own process
- * group, streaming stdout and stderr (interleaved in arrival order) through a bounded spill, so memory stays flat
- * whatever the output size. Timeout and interruption kill the whole group (SIGTERM, then SIGKILL after 2 s).
- * A `cd` persists: the final directory is written by an EXIT trap to a temp file and returned as a context
- * modifier. `run_in_background` hands the command to the BackgroundShells service.
+ * Bash: runs a command with `/bin/bash -c` in the session's working directory, through ProcessGroup (a new
+ * session and process group, every process tagged with the call), streaming stdout and stderr (interleaved in
+ * arrival order) through a bounded spill, so memory stays flat whatever the output size; output over 30,000
+ * characters is saved whole and shown as a `<persisted-output>` preview. Timeout and interruption kill everything
+ * the command started, inside its group or not (see docs/processes.md). A `cd` persists: the final directory is
+ * written by an EXIT trap to the call's canary pipe (fd 3, see ProcessGroup) and returned as a context modifier. `run_in_background` hands the
+ * command to the BackgroundShells service.
  */
 import * as Path from "node:path"
 import type { Readable } from "node:stream"
@@ -31,11 +33,14 @@ export const defaultTimeoutMs = 120_000
 /** The largest time limit a call may ask for. */
 export const maxTimeoutMs = 600_000
 
-/** The most output characters a result shows; beyond it, the head and tail are shown and the rest persisted. */
+/**
+ * The most output characters a result shows; longer output is saved whole to a file and the result is a
+ * `<persisted-output>` block with its first 2,000 characters and the file's path.
+ */
 export const maxOutputChars = 30_000
 
-/** Of `maxOutputChars`, the characters shown from the start; the rest come from the end. */
-export const headChars = 20_000
+/** Characters of the end of the output kept in memory while it runs, for progress reports. */
+const progressTailChars = 2_000
 
 /** Bytes of stdout and of stderr kept (head and tail each) for a failed command's error. */
 const errorStreamBytes = 5_000
@@ -97,8 +102,8 @@ Parameters:
 
 Behaviour:
 - stdout and stderr are returned together, in the order they were written. Output above ${maxOutputChars}
-  characters is shortened to its first ${headChars} and last ${maxOutputChars - headChars} characters; the full
-  output is saved to a file whose path is given, which you can Read (with offset/limit) or Grep.
+  characters is saved whole to a file: the result then shows its first 2,000 characters and the file's path,
+  which you can Read (with offset/limit) or Grep.
 - A non-zero exit status makes the call fail with "Exit code N", then stderr, then stdout. Exit status 1 of
   grep, rg, find, diff and test (the last command of a pipeline) is not a failure: it means "no match" or
   "different", and the result ends with the line "Exit code 1".
@@ -124,14 +129,18 @@ const Progress = Schema.Struct({
 export const lastCommandName = (argv: ReadonlyArray<string> | undefined): string | undefined =>
   argv === undefined || argv.length === 0 ? undefined : Path.basename(argv[0])
 
-/** Renders a spill as the output text shown to the model: everything, or head … notice … tail. */
+/**
+ * Renders a spill as the output text shown to the model: all of it when it fits in `maxOutputChars`, otherwise
+ * the `<persisted-output>` block with a 2,000-character preview and the path of the complete output.
+ */
 export const renderOutput = (spilled: Spilled): string => {
   if (spilled.omittedChars === 0) return (spilled.head + spilled.tail).replace(/\n+$/, "")
-  const saved = Option.match(spilled.path, {
-    onNone: () => "The full output was not saved.",
-    onSome: (path) => `Full output saved to: ${path} (read it with Read using offset/limit, or search it with Grep).`
+  const preview = PersistedOutput.preview(spilled.head)
+  return Option.match(spilled.path, {
+    onSome: (path) => PersistedOutput.persistedOutput({ bytes: spilled.bytes, path, preview }),
+    onNone: () =>
+      `<persisted-output>\nOutput too large (${PersistedOutput.formatSize(spilled.bytes)}). The full output was not saved.\n\nPreview (first 2KB):\n${preview}\n...\n</persisted-output>`
   })
-  return `${spilled.head}\n\n... [${spilled.omittedChars} characters omitted: the output was ${spilled.totalChars} characters (${PersistedOutput.formatSize(spilled.bytes)}), more than the ${maxOutputChars}-character limit. ${saved}] ...\n\n${spilled.tail.replace(/\n+$/, "")}`
 }
 
 const renderCapture = (snapshot: HeadTail.ByteSnapshot): string =>
@@ -139,7 +148,14 @@ const renderCapture = (snapshot: HeadTail.ByteSnapshot): string =>
     ? (snapshot.head + snapshot.tail).replace(/\n+$/, "")
     : `${snapshot.head}\n... [${snapshot.omittedBytes} bytes omitted] ...\n${snapshot.tail.replace(/\n+$/, "")}`
 
-const safeForTrap = (path: string): boolean => !/['"$`\\\n]/.test(path)
+/**
+ * Prefixed to every command: at exit, bash writes its final directory to fd 3 — if fd 3 is still the canary
+ * socket (a command may have closed or reused it) — with no file and no extra process.
+ */
+const cwdTrap = `trap '[ -S /dev/fd/3 ] && { pwd -P >&3; } 2>/dev/null' EXIT; `
+
+/** The directory the trap reported (its last line), or empty. */
+const reportedDir = (text: string): string => text.trimEnd().split("\n").pop() ?? ""
 
 // NodeStream.fromReadable, not the readable's async iterator: an async generator's `return()` waits for a pending
 // `next()`, so interrupting a read of a silent process would hang until it writes again. Chunks stay bytes (off
@@ -184,19 +200,19 @@ export const make = Effect.gen(function* () {
       Effect.gen(function* () {
         const timeoutMs = input.timeout ?? defaultTimeoutMs
         const startedAt = yield* Clock.currentTimeMillis
-        const cwdFile = yield* fs
-          .makeTempFileScoped({ prefix: "armature-cwd-" })
-          .pipe(Effect.mapError((e) => new ToolFailure({ message: `Could not create a temp file: ${e.message}` })))
-        const trap = safeForTrap(cwdFile) ? `trap 'pwd -P >"${cwdFile}" 2>/dev/null' EXIT; ` : ""
         const spill = yield* store
-          .openSpill({ toolUseId: ctx.toolUseId, headChars, tailChars: maxOutputChars - headChars })
+          .openSpill({
+            toolUseId: ctx.toolUseId,
+            headChars: maxOutputChars - progressTailChars,
+            tailChars: progressTailChars
+          })
           .pipe(Effect.mapError((e) => new ToolFailure({ message: e.message })))
         const stdout = HeadTail.makeBytes(errorStreamBytes, errorStreamBytes)
         const stderr = HeadTail.makeBytes(errorStreamBytes, errorStreamBytes)
 
         const handle = yield* ProcessGroup.spawn({
           file: "/bin/bash",
-          args: ["-c", `${trap}${input.command}`],
+          args: ["-c", `${cwdTrap}${input.command}`],
           cwd: ctx.cwd,
           stdio: ["ignore", "pipe", "pipe"],
           canary: true
@@ -283,9 +299,10 @@ export const make = Effect.gen(function* () {
               ? `Exit code ${exit.code}`
               : `${output}\nExit code ${exit.code}`
 
-        const finalDir = (yield* fs.readFileString(cwdFile).pipe(Effect.orElseSucceed(() => ""))).trim()
+        const finalDir = reportedDir(handle.canaryText())
+        if (!Path.isAbsolute(finalDir) || finalDir === ctx.cwd) return text
         const startDir = yield* fs.realPath(ctx.cwd).pipe(Effect.orElseSucceed(() => ctx.cwd))
-        if (finalDir.length === 0 || finalDir === startDir) return text
+        if (finalDir === startDir) return text
         return Tool.withModifier(text, (context) => ({ ...context, cwd: finalDir }))
       })
     )

@@ -1,5 +1,5 @@
 /**
- * BashOutput (SPEC §9): the new output of a background shell since the last read, and its status.
+ * BashOutput: the new output of a background shell since the last read, and its status.
  */
 import { Effect, Schema } from "effect"
 import { ToolFailure } from "../../domain/Errors.js"

@@ -1,5 +1,5 @@
 /**
- * KillShell (SPEC §9): stops a background shell by killing its process group.
+ * KillShell: stops a background shell and everything it started (see docs/processes.md).
  */
 import { Effect, Schema } from "effect"
 import { ToolFailure } from "../../domain/Errors.js"

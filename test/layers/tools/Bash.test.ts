@@ -138,18 +138,34 @@ layer(Services, { excludeTestServices: true })("Bash", (it) => {
   })
 
   describe("large output", () => {
-    it.effect("caps the result at 30,000 characters and persists the complete output", () =>
+    it.effect("output over 30,000 characters is saved whole and shown as a 2 KB <persisted-output> preview", () =>
       Effect.gen(function* () {
         const bash = yield* Bash.make
         const { ctx } = yield* makeContext("toolu_big_seq", work)
-        const out = text(yield* bash.call({ command: "seq 1 20000" }, ctx))
-        const full = `${Array.from({ length: 20000 }, (_, i) => String(i + 1)).join("\n")}\n`
+        // 200,000 characters: lines of 99 digits and a newline.
+        const out = text(yield* bash.call({ command: "yes $(printf '7%.0s' $(seq 99)) | head -n 2000" }, ctx))
+        const full = `${"7".repeat(99)}\n`.repeat(2000)
+        expect(full.length).toBe(200_000)
         const path = Path.join(stateDir, "tool-results", "toolu_big_seq.txt")
         expect(Fs.readFileSync(path, "utf8")).toBe(full)
-        const omitted = full.length - 30_000
+        const preview = `${"7".repeat(99)}\n`.repeat(20).replace(/\n$/, "")
         expect(out).toBe(
-          `${full.slice(0, 20_000)}\n\n... [${omitted} characters omitted: the output was ${full.length} characters (106.3KB), more than the 30000-character limit. Full output saved to: ${path} (read it with Read using offset/limit, or search it with Grep).] ...\n\n${full.slice(full.length - 10_000, full.length - 1)}`
+          `<persisted-output>\nOutput too large (195.3KB). Full output saved to: ${path}\n\nPreview (first 2KB):\n${preview}\n...\n</persisted-output>`
         )
+        expect(out.length).toBeLessThan(2_300)
+      })
+    )
+
+    it.effect("output of exactly 30,000 characters is shown whole, one more is persisted", () =>
+      Effect.gen(function* () {
+        const bash = yield* Bash.make
+        const fits = yield* makeContext("toolu_fits", work)
+        const exact = text(yield* bash.call({ command: "head -c 30000 /dev/zero | tr '\\0' x" }, fits.ctx))
+        expect(exact).toBe("x".repeat(30_000))
+        const over = yield* makeContext("toolu_over", work)
+        const more = text(yield* bash.call({ command: "head -c 30001 /dev/zero | tr '\\0' x" }, over.ctx))
+        expect(more).toMatch(/^<persisted-output>\nOutput too large \(29\.3KB\)/)
+        expect(Fs.readFileSync(Path.join(stateDir, "tool-results", "toolu_over.txt"), "utf8")).toBe("x".repeat(30_001))
       })
     )
 
