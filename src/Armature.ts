@@ -28,6 +28,7 @@ import * as TranscriptLive from "./layers/agent/TranscriptLive.js"
 import * as StreamingExecutor from "./layers/executor/StreamingExecutor.js"
 import * as HooksLive from "./layers/hooks/HooksLive.js"
 import * as CallbackApprover from "./layers/permissions/CallbackApprover.js"
+import * as ReadGuardLive from "./layers/permissions/ReadGuardLive.js"
 import * as RulePermissionPolicy from "./layers/permissions/RulePermissionPolicy.js"
 import * as ToolRegistryLive from "./layers/registry/ToolRegistryLive.js"
 import * as FsResultStore from "./layers/results/FsResultStore.js"
@@ -43,6 +44,7 @@ import * as InProcessHooksRegistry from "./services/InProcessHooks.js"
 import { LanguageModel, ModelError, type RetryPolicy } from "./services/LanguageModel.js"
 import { McpClients } from "./services/McpClients.js"
 import type { PermissionPolicy } from "./services/PermissionPolicy.js"
+import type { ReadGuard } from "./services/ReadGuard.js"
 import * as ResultCache from "./services/ResultCache.js"
 import type { ResultStore } from "./services/ResultStore.js"
 import type { Session } from "./services/Session.js"
@@ -61,6 +63,7 @@ export type Base = Session | Settings | ShellAnalyzer
 /** What the stages of the pipeline provide: policy, approver, hooks, result store and result cache. */
 export type Stages =
   | PermissionPolicy
+  | ReadGuard
   | ApproverPort.Approver
   | Hooks
   | InProcessHooks
@@ -158,6 +161,8 @@ export interface Overrides<E = never> {
   readonly settings?: Layer.Layer<Settings, E, Session | Platform> | undefined
   readonly shellAnalyzer?: Layer.Layer<ShellAnalyzer, E, Platform> | undefined
   readonly policy?: Layer.Layer<PermissionPolicy, E, Base | Platform> | undefined
+  /** Which paths the search tools skip; by default the Read deny rules of the settings. */
+  readonly readGuard?: Layer.Layer<ReadGuard, E, Base | Platform> | undefined
   /** Replaces the hooks of the settings; in-process hooks (`hooks` above) still get a registry of their own. */
   readonly hooks?: Layer.Layer<Hooks, E, Base | Platform> | undefined
   readonly resultCache?: Layer.Layer<ResultCache.ResultCache, E, Base | Platform> | undefined
@@ -294,6 +299,7 @@ const compose = <E>(options: Options<E>) => {
   const hooks = mergeLayers(options.hooks ?? []).pipe(Layer.provideMerge(commandHooks))
   const stages = Layer.mergeAll(
     overrides.policy ?? RulePermissionPolicy.layer,
+    overrides.readGuard ?? ReadGuardLive.layer,
     approverLayer(options.approver),
     hooks,
     resultStoreLayer(options.resultStore),

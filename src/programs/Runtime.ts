@@ -15,6 +15,7 @@ import * as SessionLive from "../layers/session/SessionLive.js"
 import * as SettingsLoader from "../layers/settings/SettingsLoader.js"
 import * as TreeSitterShellAnalyzer from "../layers/shell/TreeSitterShellAnalyzer.js"
 import * as BuiltinTools from "../layers/tools/index.js"
+import type { RetryPolicy } from "../services/LanguageModel.js"
 import { McpClients } from "../services/McpClients.js"
 
 /** Options shared by every command that runs tools. */
@@ -86,6 +87,8 @@ export interface EngineExtras {
   readonly model?: "anthropic" | undefined
   /** Whether the agent loop's transcript is written (`run`). */
   readonly transcript?: boolean | undefined
+  /** Retries of the Anthropic model (`run --max-retries`). */
+  readonly modelRetry?: RetryPolicy | undefined
 }
 
 /** Effect's logger on stderr, so logs never mix with machine-readable stdout. */
@@ -118,7 +121,8 @@ export const engineLayer = (options: EngineOptions, extras: EngineExtras = {}) =
         mcpConfig: Option.getOrUndefined(options.mcpConfig),
         mcp: { stderr: extras.mcpStderr ?? "ignore" },
         model: extras.model,
-        transcript: extras.transcript
+        transcript: extras.transcript,
+        modelRetry: extras.modelRetry
       })
     )
   )
