@@ -9,7 +9,8 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 
-const bin = Path.resolve(import.meta.dirname, "../bin/armature.mjs")
+// ARMATURE_BIN measures another build of the binary (e.g. an older checkout) with the same method.
+const bin = process.env.ARMATURE_BIN ?? Path.resolve(import.meta.dirname, "../bin/armature.mjs")
 const runs = Number(process.argv[2] ?? 7)
 const home = Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-startup-"))
 const env = { ...process.env, HOME: home, ARMATURE_STATE_DIR: Path.join(home, "state") }

@@ -51,8 +51,8 @@ const buildCli = async () => {
     platform: "node",
     format: "esm",
     target: "node20",
-    // web-tree-sitter finds its .wasm next to its own module, and the grammar is resolved from node_modules.
-    external: ["web-tree-sitter", "tree-sitter-bash"],
+    // web-tree-sitter finds its .wasm next to its own module.
+    external: ["web-tree-sitter"],
     // Bundled CommonJS dependencies may call require() for Node's built-ins.
     banner: { js: 'import { createRequire as __armatureRequire } from "node:module";const require = __armatureRequire(import.meta.url);' },
     chunkNames: "chunks/[name]-[hash]",
@@ -65,7 +65,7 @@ const buildCli = async () => {
 const buildLibrary = () =>
   new Promise((resolve, reject) => {
     for (const entry of Fs.readdirSync(Path.join(root, "dist"), { withFileTypes: true })) {
-      if (entry.name !== "cli") Fs.rmSync(Path.join(root, "dist", entry.name), { recursive: true, force: true })
+      if (entry.name !== "cli" && entry.name !== "grammars") Fs.rmSync(Path.join(root, "dist", entry.name), { recursive: true, force: true })
     }
     const tsc = spawn(process.execPath, [Path.join(root, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.build.json"], {
       cwd: root,
@@ -75,9 +75,20 @@ const buildLibrary = () =>
     tsc.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`tsc -p tsconfig.build.json exited ${code}`))))
   })
 
+// The bash grammar: only its .wasm is used, so the package ships that file (with its licence) instead of
+// depending on tree-sitter-bash, whose sources and native bindings weigh 20 MB.
+const copyGrammar = () => {
+  const from = Path.join(root, "node_modules/tree-sitter-bash")
+  const to = Path.join(root, "dist/grammars")
+  Fs.mkdirSync(to, { recursive: true })
+  Fs.copyFileSync(Path.join(from, "tree-sitter-bash.wasm"), Path.join(to, "tree-sitter-bash.wasm"))
+  Fs.copyFileSync(Path.join(from, "LICENSE"), Path.join(to, "tree-sitter-bash.LICENSE"))
+}
+
 Fs.mkdirSync(Path.join(root, "dist"), { recursive: true })
 if (only === "cli") {
   await buildCli()
 } else {
   await Promise.all([buildCli(), buildLibrary()])
 }
+copyGrammar()

@@ -17,7 +17,7 @@
  * See docs/library.md.
  */
 import type { CommandExecutor, FileSystem, Path } from "@effect/platform"
-import { NodeContext } from "@effect/platform-node"
+import * as NodeContext from "@effect/platform-node/NodeContext"
 import { type Duration, Effect, Layer, type Schedule, Schema, Stream } from "effect"
 import type { DuplicateToolError } from "./domain/Errors.js"
 import type * as McpConfig from "./domain/McpConfig.js"

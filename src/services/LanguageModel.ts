@@ -100,6 +100,16 @@ export class ModelError extends Schema.TaggedError<ModelError>()("ModelError", {
   phase: Schema.Literal("request", "stream")
 }) {}
 
+/** `ANTHROPIC_API_KEY` is not set. */
+export class MissingApiKeyError extends Schema.TaggedError<MissingApiKeyError>()("MissingApiKeyError", {}) {
+  override get message(): string {
+    return (
+      "ANTHROPIC_API_KEY is not set. Set it to your Anthropic API key (export ANTHROPIC_API_KEY=sk-ant-...); " +
+      "set ANTHROPIC_BASE_URL as well to use another endpoint."
+    )
+  }
+}
+
 /** The port. */
 export class LanguageModel extends Context.Tag("armature/LanguageModel")<
   LanguageModel,

@@ -13,7 +13,7 @@ describe("the README's library example", () => {
       expect(results[2]).toEqual({
         type: "tool_result",
         tool_use_id: "b1",
-        content: "Bash needs a human here",
+        content: "<tool_use_error>Bash needs a human here</tool_use_error>",
         is_error: true
       })
     })

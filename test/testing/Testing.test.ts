@@ -72,8 +72,12 @@ describe("armature/testing", () => {
       const result = yield* AgentLoop.run({
         prompt: "hi",
         retry: { baseDelay: "1 millis", maxDelay: "1 millis", maxAttempts: 1 }
-      }).pipe(Effect.provide(TestEngine.layer({ cwd: tempDir(), builtins: false, script: [] })), Effect.flip)
-      expect(result).toMatchObject({ _tag: "ModelError", message: "The script has 0 turn(s); request 1 has none" })
+      }).pipe(Effect.provide(TestEngine.layer({ cwd: tempDir(), builtins: false, script: [] })))
+      expect(result).toMatchObject({
+        subtype: "error_during_execution",
+        is_error: true,
+        result: "API error: The script has 0 turn(s); request 1 has none"
+      })
     })
   )
 

@@ -4,10 +4,11 @@
  * The SDK's own retries are off; request-phase failures are retried here with `LanguageModel.retrySchedule`.
  */
 import Anthropic from "@anthropic-ai/sdk"
-import { Config, Effect, Layer, Option, Redacted, Schema, Stream } from "effect"
+import { Config, Effect, Layer, Option, Redacted, Stream } from "effect"
 import {
   type AssistantContent,
   LanguageModel,
+  MissingApiKeyError,
   ModelError,
   type ModelEvent,
   type ModelRequest,
@@ -17,15 +18,8 @@ import {
   type Usage
 } from "../../services/LanguageModel.js"
 
-/** `ANTHROPIC_API_KEY` is not set. */
-export class MissingApiKeyError extends Schema.TaggedError<MissingApiKeyError>()("MissingApiKeyError", {}) {
-  override get message(): string {
-    return (
-      "ANTHROPIC_API_KEY is not set. Set it to your Anthropic API key (export ANTHROPIC_API_KEY=sk-ant-...); " +
-      "set ANTHROPIC_BASE_URL as well to use another endpoint."
-    )
-  }
-}
+// Declared with the port, so that types naming it do not need the SDK.
+export { MissingApiKeyError } from "../../services/LanguageModel.js"
 
 /** How the client is configured. */
 export interface Options {

@@ -22,9 +22,18 @@ export class ShellGrammarLoadError extends Schema.TaggedError<ShellGrammarLoadEr
   }
 }
 
-/** Where the bash grammar lives (node_modules/tree-sitter-bash/tree-sitter-bash.wasm). */
-export const grammarPath = (): string =>
-  createRequire(import.meta.url).resolve("tree-sitter-bash/tree-sitter-bash.wasm")
+/**
+ * Where the bash grammar lives: the copy the package ships (`armature/grammars/tree-sitter-bash.wasm`, written to
+ * dist/ by the build), else the tree-sitter-bash package (a development dependency).
+ */
+export const grammarPath = (): string => {
+  const require = createRequire(import.meta.url)
+  try {
+    return require.resolve("armature/grammars/tree-sitter-bash.wasm")
+  } catch {
+    return require.resolve("tree-sitter-bash/tree-sitter-bash.wasm")
+  }
+}
 
 let runtime: Promise<void> | undefined
 const languages = new Map<string, Promise<Language>>()
