@@ -1,0 +1,135 @@
+/**
+ * The stages that may allow a call once no guard stopped it: the permission mode, allow rules, and read-only calls
+ * inside the working directories.
+ */
+import type { TraceStep } from "../../domain/Permission.js"
+import * as PermissionRule from "../../domain/PermissionRule.js"
+import type { ShellAnalysis } from "../../services/ShellAnalyzer.js"
+import {
+  inside,
+  type Prepared,
+  type PreparedRule,
+  pass,
+  ruleMatchesPath,
+  type Stage,
+  where,
+  wholeTool
+} from "./Prepared.js"
+
+const acceptEditsCommands: ReadonlySet<string> = new Set(["mkdir", "touch", "mv", "cp"])
+
+const cleanCommand = (analysis: ShellAnalysis | undefined): analysis is ShellAnalysis =>
+  analysis?.parsed === true && analysis.dangers.length === 0 && analysis.commands.length > 0
+
+/** Step 4: the permission mode (see docs/permissions.md). */
+export const mode: Stage = (call) => {
+  const name = call.tool.name
+  switch (call.mode) {
+    case "bypassPermissions":
+      return { step: "mode", outcome: "allow", reason: "bypassPermissions mode allows every call no rule stops" }
+    case "plan":
+      return call.readOnly
+        ? pass("mode", "plan mode: the call is read-only")
+        : { step: "mode", outcome: "deny", reason: `Plan mode: ${name} is not read-only` }
+    case "acceptEdits": {
+      const allInside = call.paths.length > 0 && call.paths.every((p) => inside(call, p))
+      if (call.edits && call.target._tag === "Paths" && allInside) {
+        return {
+          step: "mode",
+          outcome: "allow",
+          reason: "acceptEdits mode allows edits inside the working directories"
+        }
+      }
+      if (
+        cleanCommand(call.analysis) &&
+        call.analysis.commands.every((c) => acceptEditsCommands.has(c.argv[0] ?? "")) &&
+        allInside
+      ) {
+        return {
+          step: "mode",
+          outcome: "allow",
+          reason: "acceptEdits mode allows mkdir, touch, mv and cp inside the working directories"
+        }
+      }
+      return pass("mode", "acceptEdits mode: not an edit inside the working directories")
+    }
+    default:
+      return pass("mode", `${call.mode} mode decides nothing by itself`)
+  }
+}
+
+const commandAllowRule = (call: Prepared, argv: ReadonlyArray<string>): PreparedRule | undefined =>
+  call.allow.find(
+    (pr) =>
+      PermissionRule.namesTool(pr.rule.tool, call.tool) &&
+      (pr.rule.content === undefined || PermissionRule.matchesCommand(pr.rule.content, argv.join(" ")))
+  )
+
+/** Step 5: allow rules (every part of the call must be covered) and the tool's own allow. */
+export const allowRules: Stage = (call) => {
+  const allowed = (pr: PreparedRule): TraceStep => ({
+    step: "allowRules",
+    outcome: "allow",
+    reason: `Allowed by rule ${where(pr.rule)}`,
+    rule: pr.rule.text,
+    source: pr.rule.source
+  })
+  if (call.target._tag === "Command") {
+    const analysis = call.analysis
+    if (analysis === undefined || analysis.commands.length === 0) return pass("allowRules", "the command is empty")
+    const matched = analysis.commands.map((c) => [c, commandAllowRule(call, c.argv)] as const)
+    const uncovered = matched.find(([, pr]) => pr === undefined)
+    if (uncovered !== undefined) return pass("allowRules", `no allow rule covers \`${uncovered[0].normalized}\``)
+    if (!analysis.parsed || analysis.dangers.length > 0) {
+      const dangers = analysis.parsed ? analysis.dangers : ["input that does not parse", ...analysis.dangers]
+      return pass("allowRules", `allow rules never cover ${[...new Set(dangers)].join(", ")}`)
+    }
+    const first = matched[0][1]!
+    return allowed(first)
+  }
+  const whole = wholeTool(call.allow, call.tool)
+  if (whole !== undefined) return allowed(whole)
+  for (const pr of call.allow) {
+    const rule = pr.rule
+    if (rule.content === undefined || !PermissionRule.coversCall(rule, call.tool, call.input)) continue
+    if (
+      call.target._tag === "Paths" &&
+      call.paths.length > 0 &&
+      call.paths.every((p) => ruleMatchesPath(pr, p, true))
+    ) {
+      return allowed(pr)
+    }
+    if (
+      call.target._tag === "Url" &&
+      call.host !== undefined &&
+      PermissionRule.matchesDomain(rule.content, call.host)
+    ) {
+      return allowed(pr)
+    }
+  }
+  if (call.opinion.behavior === "allow") {
+    return {
+      step: "allowRules",
+      outcome: "allow",
+      reason: call.opinion.reason,
+      rule: call.opinion.rule,
+      source: call.opinion.source
+    }
+  }
+  return pass("allowRules", "no allow rule matches")
+}
+
+/** Step 6: read-only calls whose paths are all inside the working directories (not network or MCP calls). */
+export const readOnlyInside: Stage = (call) => {
+  if (!call.readOnly) return pass("readOnly", "the call is not read-only")
+  if (call.target._tag === "Url" || call.tool.category === "network" || call.tool.category === "mcp") {
+    return pass("readOnly", "network and MCP calls are not allowed by being read-only")
+  }
+  const outside = call.paths.find((p) => !inside(call, p))
+  if (outside !== undefined) return pass("readOnly", `${outside.given} is outside the working directories`)
+  return {
+    step: "readOnly",
+    outcome: "allow",
+    reason: "the call is read-only and stays inside the working directories"
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * The effectful part of a decision: computes a call's target, its resolved paths and rule anchors, and the tool's
+ * own opinion, once, for the pure stages to read.
+ */
+import * as Path from "node:path"
+import { Effect } from "effect"
+import type { PermissionMode, PermissionOpinion } from "../../domain/Permission.js"
+import * as PermissionRule from "../../domain/PermissionRule.js"
+import { resourcesOf } from "../../domain/Resources.js"
+import * as Tool from "../../domain/Tool.js"
+import type { PermissionRequest } from "../../services/PermissionPolicy.js"
+import type { ShellAnalysis } from "../../services/ShellAnalyzer.js"
+import { bashPathWords } from "./BashPaths.js"
+import type { Prepared, PreparedRule } from "./Prepared.js"
+import { preparePath, realpathLoose } from "./PreparePaths.js"
+import { targetOf } from "./Targets.js"
+
+/** The inputs of `prepare`. */
+export interface PrepareOptions {
+  readonly request: PermissionRequest
+  readonly mode: PermissionMode
+  readonly rules: {
+    readonly allow: ReadonlyArray<PermissionRule.Rule>
+    readonly ask: ReadonlyArray<PermissionRule.Rule>
+    readonly deny: ReadonlyArray<PermissionRule.Rule>
+  }
+  readonly additionalDirectories: ReadonlyArray<string>
+  readonly home: string
+  readonly analyze: (command: string) => ShellAnalysis
+}
+
+/** Computes everything the stages need: the target, resolved paths and rule anchors, and the tool's opinion. */
+export const prepare = (options: PrepareOptions) =>
+  Effect.gen(function* () {
+    const { request } = options
+    const tool = request.tool
+    const input = request.input
+    const cwd = request.context.cwd
+    const home = options.home
+    const target = targetOf(tool, input)
+    const analysis = target._tag === "Command" ? options.analyze(target.command) : undefined
+    const givenPaths = target._tag === "Paths" ? target.paths : bashPathWords(analysis)
+    const paths = yield* Effect.forEach(givenPaths, (p) => preparePath(p, cwd, home))
+    const workingDirs = yield* Effect.forEach([cwd, ...options.additionalDirectories], (d) =>
+      realpathLoose(Path.resolve(cwd, d))
+    )
+    const prepareRule = (rule: PermissionRule.Rule) =>
+      Effect.gen(function* () {
+        const isPathRule =
+          rule.content !== undefined &&
+          target._tag === "Paths" &&
+          rule.tool !== "WebFetch" &&
+          rule.tool !== "Bash" &&
+          PermissionRule.coversCall(rule, tool, input)
+        if (!isPathRule) return { rule } satisfies PreparedRule
+        const { anchor, pattern } = PermissionRule.pathPattern(rule, { cwd, home })
+        return { rule, anchor: yield* realpathLoose(anchor), pattern } satisfies PreparedRule
+      })
+    const opinion = yield* tool.checkPermissions(input, request.context).pipe(
+      Effect.catchAllDefect((defect) =>
+        Effect.succeed<PermissionOpinion>({
+          behavior: "ask",
+          reason: `${tool.name}'s permission check failed: ${String(defect)}`
+        })
+      )
+    )
+    const readOnly = Tool.safely(tool.isReadOnly, input) && (analysis === undefined || analysis.readOnly)
+    const writesResource = resourcesOf(tool, input).some((r) => r.access === "write")
+    return {
+      tool,
+      input,
+      mode: options.mode,
+      target,
+      analysis,
+      paths,
+      workingDirs,
+      readOnly,
+      edits: target._tag === "Paths" && PermissionRule.isEditCall(tool, input),
+      writes:
+        (target._tag === "Paths" && (PermissionRule.isEditCall(tool, input) || writesResource)) ||
+        (analysis !== undefined && !readOnly),
+      host: target._tag === "Url" ? PermissionRule.hostOf(target.url) : undefined,
+      allow: yield* Effect.forEach(options.rules.allow, prepareRule),
+      ask: yield* Effect.forEach(options.rules.ask, prepareRule),
+      deny: yield* Effect.forEach(options.rules.deny, prepareRule),
+      opinion
+    } satisfies Prepared
+  })

@@ -1,0 +1,70 @@
+/**
+ * A call prepared for the permission stages (its target, resolved paths and rules, computed once), the stage type,
+ * and the small matching helpers the stages share.
+ */
+import type { PermissionMode, PermissionOpinion, TraceStep } from "../../domain/Permission.js"
+import * as PermissionRule from "../../domain/PermissionRule.js"
+import type * as Tool from "../../domain/Tool.js"
+import type { ShellAnalysis } from "../../services/ShellAnalyzer.js"
+import type { Target } from "./Targets.js"
+
+/** A path of the call in every form it may be opened as, each with symlinks resolved. */
+export interface PreparedPath {
+  readonly given: string
+  readonly forms: ReadonlyArray<string>
+}
+
+/** A rule with its path anchor resolved (path rules only). */
+export interface PreparedRule {
+  readonly rule: PermissionRule.Rule
+  readonly anchor?: string | undefined
+  readonly pattern?: string | undefined
+}
+
+/** Everything the stages need to know about one call, computed once. */
+export interface Prepared {
+  readonly tool: Tool.Any
+  readonly input: unknown
+  readonly mode: PermissionMode
+  readonly target: Target
+  /** The shell analysis of a Bash command. */
+  readonly analysis: ShellAnalysis | undefined
+  /** The target paths (file tools) or the non-flag arguments of every simple command (Bash). */
+  readonly paths: ReadonlyArray<PreparedPath>
+  readonly workingDirs: ReadonlyArray<string>
+  readonly readOnly: boolean
+  /** The call edits files: an `Edit(...)`-covered call (what acceptEdits mode allows). */
+  readonly edits: boolean
+  /** The call writes: an edit, a write resource, or a Bash command that is not read-only (safety paths apply). */
+  readonly writes: boolean
+  readonly host: string | undefined
+  readonly allow: ReadonlyArray<PreparedRule>
+  readonly ask: ReadonlyArray<PreparedRule>
+  readonly deny: ReadonlyArray<PreparedRule>
+  readonly opinion: PermissionOpinion
+}
+
+/** One stage of the pipeline: a trace step whose outcome is a verdict, or `passthrough` to go on. */
+export type Stage = (call: Prepared) => TraceStep
+
+/** A step that decides nothing: the pipeline goes on. */
+export const pass = (step: string, reason: string): TraceStep => ({ step, outcome: "passthrough", reason })
+
+/** How a rule is named in reasons: its text and the settings file it came from. */
+export const where = (rule: PermissionRule.Rule) => `${rule.text} in ${rule.source}`
+
+/** Every form of the path is inside one of the working directories. */
+export const inside = (call: Prepared, path: PreparedPath): boolean =>
+  path.forms.every((form) => call.workingDirs.some((dir) => PermissionRule.isInside(dir, form)))
+
+/** A path rule matches some form of the path (`every`: all of its forms). */
+export const ruleMatchesPath = (pr: PreparedRule, path: PreparedPath, every: boolean): boolean =>
+  pr.anchor !== undefined &&
+  pr.pattern !== undefined &&
+  (every ? path.forms.every : path.forms.some).call(path.forms, (form: string) =>
+    PermissionRule.matchesPath(pr.anchor!, pr.pattern!, form, pr.rule.behavior)
+  )
+
+/** The first rule that names the whole tool (no specifier). */
+export const wholeTool = (rules: ReadonlyArray<PreparedRule>, tool: Tool.Any) =>
+  rules.find((pr) => pr.rule.content === undefined && PermissionRule.namesTool(pr.rule.tool, tool))

@@ -1,0 +1,114 @@
+/**
+ * The rule stages nothing overrides: whole-tool deny and ask, content-level deny and ask (any part of the call
+ * matched decides), and the tool's own permission check.
+ */
+import * as PermissionRule from "../../domain/PermissionRule.js"
+import { type Prepared, type PreparedRule, pass, ruleMatchesPath, type Stage, where, wholeTool } from "./Prepared.js"
+
+/** The parts of a call a content rule matched (for deny and ask: any part; a Bash command or a path). */
+const contentHit = (pr: PreparedRule, call: Prepared): string | undefined => {
+  const rule = pr.rule
+  if (rule.content === undefined || !PermissionRule.coversCall(rule, call.tool, call.input)) return undefined
+  const target = call.target
+  switch (target._tag) {
+    case "Command": {
+      const commands = call.analysis?.commands ?? []
+      for (const command of commands) {
+        if (PermissionRule.denyForms(command.argv).some((form) => PermissionRule.matchesCommand(rule.content!, form))) {
+          return command.normalized
+        }
+      }
+      return PermissionRule.matchesCommand(rule.content, target.command) ? target.command : undefined
+    }
+    case "Paths":
+      return call.paths.find((path) => ruleMatchesPath(pr, path, false))?.given
+    case "Url":
+      return call.host !== undefined &&
+        rule.content.startsWith("domain:") &&
+        PermissionRule.matchesDomain(rule.content, call.host)
+        ? call.host
+        : undefined
+    case "None":
+      return undefined
+  }
+}
+
+/** Step 1: a deny rule for the whole tool. */
+export const wholeToolDeny: Stage = (call) => {
+  const hit = wholeTool(call.deny, call.tool)
+  return hit === undefined
+    ? pass("wholeToolDeny", "no deny rule for the whole tool")
+    : {
+        step: "wholeToolDeny",
+        outcome: "deny",
+        reason: `${call.tool.name} is denied by rule ${where(hit.rule)}`,
+        rule: hit.rule.text,
+        source: hit.rule.source
+      }
+}
+
+/** Step 2: an ask rule for the whole tool. */
+export const wholeToolAsk: Stage = (call) => {
+  const hit = wholeTool(call.ask, call.tool)
+  return hit === undefined
+    ? pass("wholeToolAsk", "no ask rule for the whole tool")
+    : {
+        step: "wholeToolAsk",
+        outcome: "ask",
+        reason: `Rule ${where(hit.rule)} requires approval for every ${call.tool.name} call`,
+        rule: hit.rule.text,
+        source: hit.rule.source
+      }
+}
+
+/** Step 3a: content-level deny rules (any part of the call matched denies it). */
+export const contentDeny: Stage = (call) => {
+  for (const pr of call.deny) {
+    const hit = contentHit(pr, call)
+    if (hit !== undefined) {
+      return {
+        step: "contentDeny",
+        outcome: "deny",
+        reason: `${call.tool.name} on ${hit} is denied by rule ${where(pr.rule)}`,
+        rule: pr.rule.text,
+        source: pr.rule.source
+      }
+    }
+  }
+  return pass("contentDeny", "no content-level deny rule matches")
+}
+
+/** Step 3b: content-level ask rules. */
+export const contentAsk: Stage = (call) => {
+  for (const pr of call.ask) {
+    const hit = contentHit(pr, call)
+    if (hit !== undefined) {
+      return {
+        step: "contentAsk",
+        outcome: "ask",
+        reason: `Rule ${where(pr.rule)} requires approval for ${call.tool.name} on ${hit}`,
+        rule: pr.rule.text,
+        source: pr.rule.source
+      }
+    }
+  }
+  return pass("contentAsk", "no content-level ask rule matches")
+}
+
+/** Step 3d: the tool's own `checkPermissions`; its deny and ask decide, its allow is applied at step 5. */
+export const toolCheck: Stage = (call) => {
+  const opinion = call.opinion
+  if (opinion.behavior === "deny" || opinion.behavior === "ask") {
+    return {
+      step: "toolCheck",
+      outcome: opinion.behavior,
+      reason: opinion.reason,
+      rule: opinion.rule,
+      source: opinion.source
+    }
+  }
+  return pass(
+    "toolCheck",
+    opinion.behavior === "allow" ? `the tool allows the call (${opinion.reason})` : "the tool has no opinion"
+  )
+}
