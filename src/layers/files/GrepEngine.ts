@@ -9,7 +9,7 @@ import * as Path from "node:path"
 import { Data, Effect } from "effect"
 import picomatch from "picomatch"
 import * as FileWalker from "./FileWalker.js"
-import { type Compiled, searchText, splitText } from "./LineSearch.js"
+import { type Compiled, requiredLiterals, searchText, splitText } from "./LineSearch.js"
 
 /** What the model may ask for. */
 export type OutputMode = "content" | "files_with_matches" | "count"
@@ -158,8 +158,6 @@ const filesOf = (query: Query, isDirectory: boolean, guard: FileWalker.Guard | u
 /** Bytes read first: a NUL among them marks a binary file, which is skipped without reading the rest. */
 const headBytes = 64 * 1024
 
-const head = Buffer.alloc(headBytes)
-
 /** A file's bytes, or undefined when it cannot be read or is binary (contains a NUL byte, as ripgrep decides). */
 const readText = (path: string): Buffer | undefined => {
   let fd: number
@@ -169,19 +167,16 @@ const readText = (path: string): Buffer | undefined => {
     return undefined
   }
   try {
-    const first = NodeFs.readSync(fd, head, 0, headBytes, 0)
-    if (head.subarray(0, first).includes(0)) return undefined
-    if (first < headBytes) return Buffer.from(head.subarray(0, first))
-    const chunks: Array<Buffer> = [Buffer.from(head)]
-    while (true) {
-      const chunk = Buffer.allocUnsafe(1024 * 1024)
-      const n = NodeFs.readSync(fd, chunk, 0, chunk.length, null)
+    const size = NodeFs.fstatSync(fd).size
+    const bytes = Buffer.allocUnsafe(Math.max(size, 1))
+    let filled = 0
+    while (filled < size) {
+      const n = NodeFs.readSync(fd, bytes, filled, Math.min(size - filled, filled === 0 ? headBytes : size), filled)
       if (n === 0) break
-      const part = chunk.subarray(0, n)
-      if (part.includes(0)) return undefined
-      chunks.push(part)
+      if (bytes.subarray(filled, filled + n).includes(0)) return undefined
+      filled += n
     }
-    return Buffer.concat(chunks)
+    return bytes.subarray(0, filled)
   } catch {
     return undefined
   } finally {
@@ -189,16 +184,9 @@ const readText = (path: string): Buffer | undefined => {
   }
 }
 
-/**
- * The UTF-8 bytes every matching file must contain, when the pattern is a plain case-sensitive literal: files without
- * them are passed over without decoding.
- */
-export const literalOf = (query: Pick<Query, "pattern" | "caseInsensitive">): Buffer | undefined => {
-  if (query.pattern.length === 0 || /[\\^$.|?*+()[\]{}\ufffd]/.test(query.pattern)) return undefined
-  const caseless = (c: string) => c.charCodeAt(0) < 128 && c.toLowerCase() === c.toUpperCase()
-  if (query.caseInsensitive && ![...query.pattern].every(caseless)) return undefined
-  return Buffer.from(query.pattern, "utf8")
-}
+/** The bytes every matching file must contain (see LineSearch.requiredLiterals): files without them are not decoded. */
+export const literalsOf = (query: Pick<Query, "pattern" | "caseInsensitive">): ReadonlyArray<Buffer> =>
+  requiredLiterals(query.pattern, query.caseInsensitive).map((l) => Buffer.from(l, "latin1"))
 
 /** The built-in engine: walks with ripgrep's filters and matches with a JS RegExp. */
 export const searchBuiltin = (query: Query, guard?: FileWalker.Guard): Effect.Effect<Outcome, GrepError> =>
@@ -207,14 +195,14 @@ export const searchBuiltin = (query: Query, guard?: FileWalker.Guard): Effect.Ef
     const info = yield* statPath(query.path)
     const walked = yield* filesOf(query, info.isDirectory(), guard)
     const decoder = new TextDecoder("utf-8")
-    const literal = literalOf(query)
+    const literals = literalsOf(query)
     const results: Array<FileResult> = []
     yield* Effect.promise((signal) =>
       FileWalker.sliced(
         walked.files,
         (file) => {
           const bytes = readText(file.path)
-          if (bytes === undefined || (literal !== undefined && !bytes.includes(literal))) return
+          if (bytes === undefined || !literals.every((l) => bytes.includes(l))) return
           const found = searchText(decoder.decode(bytes), compiled, query)
           if (found !== undefined) results.push({ path: file.path, ...found })
         },

@@ -122,3 +122,57 @@ const withContext = (
   }
   return [...shown].sort((a, b) => a - b).map((n): Line => ({ number: n, text: lines[n - 1], match: matched.has(n) }))
 }
+
+const plainLiteral = /[A-Za-z0-9 _\-"'`:;,<>=/#@%&~!]/
+const escapedLiteral = /[^A-Za-z0-9]/
+
+/**
+ * Strings every match of a pattern contains: the runs of literal ASCII characters outside any group, class or
+ * quantified atom, when the pattern has no alternation. Conservative: anything unusual ends a run, and a pattern it
+ * cannot reason about gives none. With `caseInsensitive`, only runs without letters are kept.
+ */
+export const requiredLiterals = (pattern: string, caseInsensitive: boolean): ReadonlyArray<string> => {
+  const runs: Array<string> = []
+  let run = ""
+  let depth = 0
+  const end = () => {
+    if (run.length >= 2 && (!caseInsensitive || run.toLowerCase() === run.toUpperCase())) runs.push(run)
+    run = ""
+  }
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i]
+    if (c === "|") return []
+    let literal: string | undefined
+    if (c === "\\") {
+      const next = pattern[i + 1]
+      if (next === undefined) return []
+      i++
+      literal = escapedLiteral.test(next) && next.charCodeAt(0) < 128 ? next : undefined
+    } else if (c === "[") {
+      // Skip the class: `]` right after `[` or `[^` is a literal member.
+      let j = i + 1
+      if (pattern[j] === "^") j++
+      if (pattern[j] === "]") j++
+      while (j < pattern.length && pattern[j] !== "]") j += pattern[j] === "\\" ? 2 : 1
+      i = j
+    } else if (c === "{") {
+      // A counted quantifier (or a literal brace): skip it, its digits are no literal.
+      while (i < pattern.length && pattern[i] !== "}") i++
+    } else if (c === "(") depth++
+    else if (c === ")") depth = Math.max(0, depth - 1)
+    else if (depth === 0 && plainLiteral.test(c)) literal = c
+    if (depth > 0 || (c === ")" && depth === 0)) {
+      end()
+      continue
+    }
+    const quantifier = pattern[i + 1]
+    if (literal === undefined) end()
+    else if (quantifier === "?" || quantifier === "*" || quantifier === "{") end()
+    else {
+      run += literal
+      if (quantifier === "+") end()
+    }
+  }
+  end()
+  return runs
+}

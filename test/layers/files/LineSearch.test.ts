@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fc from "fast-check"
 import * as GrepEngine from "../../../src/layers/files/GrepEngine.js"
-import { searchText, splitText } from "../../../src/layers/files/LineSearch.js"
+import { requiredLiterals, searchText, splitText } from "../../../src/layers/files/LineSearch.js"
 
 const patterns = ["a", "ab", "^a", "b$", "a+b", "^$", "a|b", "\\s", "a\\s+b", "b\\n?a", "x*", "^", "[ab]{2}", "(?<=a)b"]
 
@@ -36,19 +36,55 @@ describe("LineSearch", () => {
     }
   )
 
+  const tokens = [
+    "a",
+    "b",
+    "ab",
+    "é",
+    "\\s",
+    "\\w",
+    "+",
+    "?",
+    "*",
+    "{2}",
+    "{1,2}",
+    "[ab]",
+    "(a|b)",
+    "|",
+    "\\(",
+    "(",
+    "x",
+    ".",
+    " ",
+    "^"
+  ]
+
   it.prop(
-    "the literal prefilter never passes over a file that matches",
+    "every match contains the literals the prefilter requires",
     [
-      fc.stringOf(fc.constantFrom("a", "b", "é", "€", " ", "\n"), { maxLength: 40 }),
-      fc.stringOf(fc.constantFrom("a", "b", "é", "€", "."), { minLength: 1, maxLength: 3 }),
+      fc.stringOf(fc.constantFrom("a", "b", "é", "x", "(", "{", "2", " ", "\n"), { maxLength: 40 }),
+      fc.array(fc.constantFrom(...tokens), { minLength: 1, maxLength: 6 }).map((t) => t.join("")),
+      fc.boolean(),
       fc.boolean()
     ],
-    ([text, pattern, caseInsensitive]) => {
-      const literal = GrepEngine.literalOf(query(pattern, caseInsensitive))
-      if (literal === undefined) return
-      const compiled = Effect.runSync(GrepEngine.compile(query(pattern, caseInsensitive)))
-      const matches = searchText(text, compiled, { mode: "files_with_matches", multiline: false, before: 0, after: 0 })
-      if (matches !== undefined) expect(Buffer.from(text, "utf8").includes(literal)).toBe(true)
+    ([text, pattern, caseInsensitive, multiline]) => {
+      const compiled = Effect.runSync(Effect.either(GrepEngine.compile({ pattern, caseInsensitive, multiline })))
+      if (compiled._tag === "Left") return
+      const matches = searchText(text, compiled.right, { mode: "files_with_matches", multiline, before: 0, after: 0 })
+      if (matches === undefined) return
+      const bytes = Buffer.from(text, "utf8")
+      for (const literal of GrepEngine.literalsOf({ pattern, caseInsensitive }))
+        expect(bytes.includes(literal)).toBe(true)
     }
   )
+
+  it("required literals: runs outside groups, classes and quantified atoms; none with alternation", () => {
+    expect(requiredLiterals("function\\s+\\w+Sync\\(", false)).toEqual(["function", "Sync("])
+    expect(requiredLiterals("createHash", false)).toEqual(["createHash"])
+    expect(requiredLiterals("ab?cd{10}ef", false)).toEqual(["ef"])
+    expect(requiredLiterals("foo|bar", false)).toEqual([])
+    expect(requiredLiterals("(foo)?bar[xyz]+baz", false)).toEqual(["bar", "baz"])
+    expect(requiredLiterals("Error: 42", true)).toEqual([])
+    expect(requiredLiterals("== 42", true)).toEqual(["== 42"])
+  })
 })
