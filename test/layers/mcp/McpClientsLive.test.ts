@@ -122,6 +122,7 @@ layer(withExecutor(clientLayer({ fixture: fixtureServer() })), { excludeTestServ
         const names = (yield* registry.all).map((t) => t.name)
         expect(names).toEqual([
           "mcp__fixture__add_tool",
+          "mcp__fixture__burst",
           "mcp__fixture__crash",
           "mcp__fixture__fail",
           "mcp__fixture__image",
@@ -140,7 +141,8 @@ layer(withExecutor(clientLayer({ fixture: fixtureServer() })), { excludeTestServ
           false,
           true
         ])
-        expect([slow.isReadOnly({}), slow.isConcurrencySafe({}), slow.isDestructive({})]).toEqual([false, false, false])
+        // no annotations: MCP's defaults (not read-only, destructive)
+        expect([slow.isReadOnly({}), slow.isConcurrencySafe({}), slow.isDestructive({})]).toEqual([false, false, true])
         expect(Tool.toApiDefinition(write)).toEqual({
           name: "mcp__fixture__write",
           description: "Writes `text` somewhere, after `ms` milliseconds",
@@ -153,7 +155,7 @@ layer(withExecutor(clientLayer({ fixture: fixtureServer() })), { excludeTestServ
         })
         const status = yield* Effect.flatMap(McpClients, (m) => m.servers)
         expect(status.map((s) => [s.name, s.state, s.connections, s.tools.length])).toEqual([
-          ["fixture", "connected", 1, 8]
+          ["fixture", "connected", 1, 9]
         ])
       })
     )
@@ -209,6 +211,29 @@ layer(withExecutor(clientLayer({ fixture: fixtureServer() })), { excludeTestServ
           { progress: 2, total: 3, message: "step 2" },
           { progress: 3, total: 3, message: "step 3" }
         ])
+      })
+    )
+
+    it.effect("delivers every progress notification, the last one too, before the result", () =>
+      Effect.gen(function* () {
+        yield* ready
+        for (const steps of [3, 6]) {
+          const events = yield* Ref.make<ReadonlyArray<unknown>>([])
+          const result = yield* call("mcp__fixture__burst", { steps }, (data) =>
+            Ref.update(events, (all) => [...all, data])
+          )
+          expect(textOf(result)).toEqual(`burst of ${steps}`)
+          expect(yield* Ref.get(events)).toEqual(
+            Array.from({ length: steps }, (_, i) => ({ progress: i + 1, total: steps, message: `burst ${i + 1}` }))
+          )
+        }
+        // through the executor too: every progress event comes before the result event
+        const executor = yield* ToolExecutor
+        const events = yield* executor
+          .runBatch([{ type: "tool_use", id: "b", name: "mcp__fixture__burst", input: { steps: 4 } }])
+          .pipe(Stream.runCollect, Effect.map(Chunk.toReadonlyArray))
+        const kinds = events.filter((e) => e.type !== "state").map((e) => e.type)
+        expect(kinds).toEqual(["progress", "progress", "progress", "progress", "tool_result"])
       })
     )
 
@@ -273,7 +298,7 @@ layer(withExecutor(clientLayer({ fixture: fixtureServer() })), { excludeTestServ
         yield* waitFor(registry.lookup("mcp__fixture__fresh"))
         expect(textOf(yield* call("mcp__fixture__fresh", {}))).toEqual("hello from fresh")
         const status = yield* Effect.flatMap(McpClients, (m) => m.servers)
-        expect(status.map((s) => [s.connections, s.tools.length])).toEqual([[1, 9]])
+        expect(status.map((s) => [s.connections, s.tools.length])).toEqual([[1, 10]])
       })
     )
 
@@ -287,7 +312,10 @@ layer(withExecutor(clientLayer({ fixture: fixtureServer() })), { excludeTestServ
         yield* call("mcp__fixture__crash", { delay_ms: 50 })
         const peeked = textOf(yield* Fiber.join(peek))
         expect(peeked.startsWith("peek retried from ")).toBe(true)
-        expect(peeked).not.toEqual(`peek retried from ${before}`)
+        expect(peeked.split("\n")[1]).toEqual(
+          "[MCP server fixture disconnected during this call (MCP error -32000: Connection closed); it was retried once after reconnecting, as peek is read-only]"
+        )
+        expect(peeked.split("\n")[0]).not.toEqual(`peek retried from ${before}`)
         expect(yield* Fiber.join(write)).toEqual(
           Either.left(
             new ToolFailure({
@@ -297,7 +325,7 @@ layer(withExecutor(clientLayer({ fixture: fixtureServer() })), { excludeTestServ
           )
         )
         const status = yield* Effect.flatMap(McpClients, (m) => m.servers)
-        expect(status.map((s) => [s.state, s.connections, s.tools.length])).toEqual([["connected", 2, 8]])
+        expect(status.map((s) => [s.state, s.connections, s.tools.length])).toEqual([["connected", 2, 9]])
         expect((yield* stats).pid).not.toEqual(before)
       })
     )
