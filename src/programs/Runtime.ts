@@ -133,11 +133,14 @@ export const engineLayer = (options: EngineOptions, extras: EngineExtras = {}) =
     Layer.unwrapEffect(Effect.map(Settings, (s) => HooksLive.layerFromSession({ config: s.hooks }))),
     FsResultStore.layer
   ).pipe(Layer.provideMerge(settingsLayer(options)))
-  const tools = Option.match(options.mcpConfig, {
-    onNone: () => BuiltinTools.layer,
-    onSome: (file) =>
-      Layer.merge(BuiltinTools.layer, McpClientsLive.layerFromFile(file, { stderr: extras.mcpStderr ?? "ignore" }))
-  })
+  // MCP servers: the project's approved `.mcp.json` ones plus those of `--mcp-config`.
+  const tools = Layer.merge(
+    BuiltinTools.layer,
+    McpClientsLive.layerFromSources(
+      { projectDir: options.cwd, mcpConfigFiles: Option.toArray(options.mcpConfig) },
+      { stderr: extras.mcpStderr ?? "ignore" }
+    )
+  )
   return StreamingExecutor.layer(
     Option.match(options.maxConcurrency, { onNone: () => ({}), onSome: (maxConcurrency) => ({ maxConcurrency }) })
   ).pipe(
