@@ -26,10 +26,11 @@ import type { ResultContentBlock } from "../../domain/Blocks.js"
 import { ToolFailure } from "../../domain/Errors.js"
 import * as McpConfig from "../../domain/McpConfig.js"
 import * as Tool from "../../domain/Tool.js"
-import { pendingServersKey, type ServerState, type ServerStatus } from "../../services/McpClients.js"
+import { McpElicitor, pendingServersKey, type ServerState, type ServerStatus } from "../../services/McpClients.js"
 import { Session } from "../../services/Session.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
 import * as McpCall from "./McpCall.js"
+import * as McpClientHandlers from "./McpClientHandlers.js"
 import { inputSchemaOf, textOf, toContent } from "./McpToolShape.js"
 
 /** Tunables of the client side; the defaults suit interactive use, tests shorten them. */
@@ -57,6 +58,8 @@ class ConnectFailed extends Data.TaggedError("ConnectFailed")<{ readonly reason:
 interface Connection {
   readonly client: Client
   readonly routes: McpCall.ProgressRoutes
+  /** Notifies the server if the session's roots changed since last said. */
+  readonly rootsChanged: Effect.Effect<void>
   readonly generation: number
   /** Completes with a reason when the transport closes. */
   readonly closed: Deferred.Deferred<string>
@@ -124,6 +127,7 @@ export const start = (
   Effect.gen(function* () {
     const registry = yield* ToolRegistry
     const session = yield* Session
+    const elicitor = yield* Effect.serviceOption(McpElicitor)
     const connectTimeout = Duration.decode(options.connectTimeout ?? "30 seconds")
     const toolTimeoutMs = Duration.toMillis(Duration.decode(options.toolTimeout ?? "10 minutes"))
     const reconnectWait = Duration.decode(options.reconnectWait ?? "30 seconds")
@@ -181,6 +185,7 @@ export const start = (
     const callTool = (tool: string, readOnly: boolean) => (args: Record<string, unknown>, ctx: Tool.ToolContext) =>
       Effect.gen(function* () {
         const conn = yield* awaitConnection(0)
+        yield* conn.rootsChanged
         const result = yield* callOnce(conn, tool, args, ctx).pipe(
           Effect.catchTag("Disconnected", (d) =>
             readOnly
@@ -298,7 +303,11 @@ export const start = (
     const connect = Effect.gen(function* () {
       const closed = yield* Deferred.make<string>()
       const generation = yield* Ref.updateAndGet(generations, (n) => n + 1)
-      const client = new Client({ name: "armature", version: "0.1.0" }, { capabilities: {} })
+      const client = new Client(
+        { name: "armature", version: "0.1.0" },
+        { capabilities: McpClientHandlers.clientCapabilities }
+      )
+      const rootsChanged = yield* McpClientHandlers.install(client, name, session, elicitor)
       client.onclose = () => {
         Deferred.unsafeDone(closed, Exit.succeed("connection closed"))
       }
@@ -327,7 +336,7 @@ export const start = (
         () => close
       )
       yield* sync(client)
-      return { client, routes, generation, closed } satisfies Connection
+      return { client, routes, generation, closed, rootsChanged } satisfies Connection
     })
 
     /** Records a failed attempt; only the first failure of a series is logged as a warning. */

@@ -2,6 +2,7 @@ import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { pathToFileURL } from "node:url"
 import { describe, expect, it, layer } from "@effect/vitest"
 import {
   Chunk,
@@ -29,7 +30,7 @@ import * as MemoryResultStore from "../../../src/layers/results/MemoryResultStor
 import * as SessionLive from "../../../src/layers/session/SessionLive.js"
 import * as Approver from "../../../src/services/Approver.js"
 import * as Hooks from "../../../src/services/Hooks.js"
-import { McpClients, pendingServersKey } from "../../../src/services/McpClients.js"
+import { McpClients, McpElicitor, pendingServersKey } from "../../../src/services/McpClients.js"
 import * as PermissionPolicy from "../../../src/services/PermissionPolicy.js"
 import * as Session from "../../../src/services/Session.js"
 import { ToolExecutor } from "../../../src/services/ToolExecutor.js"
@@ -442,9 +443,46 @@ describe("McpClientsLive with @modelcontextprotocol/server-everything", () => {
       expect(yield* call("mcp__everything__echo", { message: "hi" })).toEqual([{ type: "text", text: "Echo: hi" }])
       const exit = yield* Effect.exit(Schema.decodeUnknown(echo.input)({}))
       expect(Exit.isFailure(exit)).toBe(true)
+      // tools it offers only to clients declaring elicitation and roots; headless, elicitation is declined
+      const registry = yield* ToolRegistry
+      yield* waitFor(registry.lookup("mcp__everything__trigger-elicitation-request"))
+      yield* waitFor(registry.lookup("mcp__everything__get-roots-list"))
+      expect(textOf(yield* call("mcp__everything__trigger-elicitation-request", {}))).toContain(
+        "User declined to provide the requested information"
+      )
+      expect(textOf(yield* call("mcp__everything__get-roots-list", {}))).toContain(pathToFileURL(root).href)
+      // no sampling: without a language model the client does not offer it, so the server does not ask
+      expect(Option.isNone(yield* registry.lookup("mcp__everything__trigger-sampling-request"))).toBe(true)
     }).pipe(
       Effect.provide(
         clientLayer({ everything: { command: process.execPath, args: [Path.join(pkg, bin), "stdio"], env: {} } })
+      )
+    )
+  )
+
+  it.live("routes elicitation to the McpElicitor, which sees the server's message and form", () =>
+    Effect.gen(function* () {
+      const registry = yield* ToolRegistry
+      yield* waitFor(registry.lookup("mcp__everything__trigger-elicitation-request"))
+      const text = textOf(yield* call("mcp__everything__trigger-elicitation-request", {}))
+      expect(text).toContain("User provided the requested information")
+      expect(text).toContain("- Name: Ada Lovelace")
+    }).pipe(
+      Effect.provide(
+        clientLayer({
+          everything: { command: process.execPath, args: [Path.join(pkg, bin), "stdio"], env: {} }
+        }).pipe(
+          Layer.provide(
+            Layer.succeed(McpElicitor, {
+              elicit: (request) =>
+                Effect.succeed(
+                  request.server === "everything" && "name" in ((request.requestedSchema.properties ?? {}) as object)
+                    ? { action: "accept" as const, content: { name: "Ada Lovelace" } }
+                    : { action: "cancel" as const }
+                )
+            })
+          )
+        )
       )
     )
   )
