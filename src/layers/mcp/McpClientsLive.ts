@@ -7,6 +7,8 @@ import { Effect, Either, Layer } from "effect"
 import * as McpConfig from "../../domain/McpConfig.js"
 import { McpClients } from "../../services/McpClients.js"
 import { Settings } from "../../services/Settings.js"
+import { ToolRegistry } from "../../services/ToolRegistry.js"
+import * as McpResourceTools from "./McpResourceTools.js"
 import * as McpSupervisor from "./McpSupervisor.js"
 
 /** Tunables (timeouts, reconnection backoff, stderr of stdio servers). */
@@ -18,9 +20,17 @@ export type Options = McpSupervisor.Options
  */
 export const make = (config: McpConfig.McpConfig, options: Options = {}) =>
   Effect.gen(function* () {
-    const supervisors = yield* Effect.forEach(Object.entries(config.mcpServers), ([name, server]) =>
-      McpSupervisor.start(name, server, options)
-    )
+    const entries = Object.entries(config.mcpServers)
+    const supervisors = yield* Effect.forEach(entries, ([name, server]) => McpSupervisor.start(name, server, options))
+    if (supervisors.length > 0) {
+      const byName = new Map(entries.map(([name], i) => [name, supervisors[i]]))
+      const registry = yield* ToolRegistry
+      const tools = yield* McpResourceTools.make({
+        names: [...byName.keys()],
+        withClient: (server, f) => byName.get(server)?.withClient(f) ?? Effect.die(`no server ${server}`)
+      }).pipe(Effect.orDie)
+      yield* Effect.forEach(tools, (tool) => registry.registerScoped(tool).pipe(Effect.orDie), { discard: true })
+    }
     return McpClients.of({
       servers: Effect.forEach(supervisors, (s) => s.status),
       ready: Effect.forEach(supervisors, (s) => s.ready, { concurrency: "unbounded", discard: true })

@@ -70,6 +70,8 @@ export interface Supervisor {
   readonly status: Effect.Effect<ServerStatus>
   /** Completes after the first connection attempt, successful or not. */
   readonly ready: Effect.Effect<void>
+  /** Runs a request on the connected client (waiting for a connection like a call does). */
+  readonly withClient: <A>(f: (client: Client) => Promise<A>) => Effect.Effect<A, ToolFailure>
 }
 
 const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e))
@@ -383,6 +385,13 @@ export const start = (
           lastError: yield* Ref.get(lastError)
         }
       }),
-      ready: Deferred.await(firstAttempt)
+      ready: Deferred.await(firstAttempt),
+      withClient: <A>(f: (client: Client) => Promise<A>) =>
+        Effect.flatMap(awaitConnection(0), (conn) =>
+          Effect.tryPromise({
+            try: () => f(conn.client),
+            catch: (e) => new ToolFailure({ message: `MCP server ${name}: ${errorText(e)}` })
+          })
+        )
     }
   })

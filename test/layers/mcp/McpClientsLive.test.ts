@@ -121,7 +121,8 @@ layer(withExecutor(clientLayer({ fixture: fixtureServer() })), { excludeTestServ
         yield* ready
         const registry = yield* ToolRegistry
         const names = (yield* registry.all).map((t) => t.name)
-        expect(names).toEqual([
+        expect(names.filter((n) => !n.startsWith("mcp__"))).toEqual(["ListMcpResources", "ReadMcpResource"])
+        expect(names.filter((n) => n.startsWith("mcp__"))).toEqual([
           "mcp__fixture__add_tool",
           "mcp__fixture__burst",
           "mcp__fixture__crash",
@@ -451,6 +452,20 @@ describe("McpClientsLive with @modelcontextprotocol/server-everything", () => {
         "User declined to provide the requested information"
       )
       expect(textOf(yield* call("mcp__everything__get-roots-list", {}))).toContain(pathToFileURL(root).href)
+      // resources, listed page after page and read by URI
+      const listed = JSON.parse(textOf(yield* call("ListMcpResources", { server: "everything" }))) as Array<{
+        server: string
+        uri: string
+      }>
+      expect(listed.length).toBeGreaterThan(0)
+      expect(listed.every((r) => r.server === "everything")).toBe(true)
+      const first = listed[0]
+      expect(textOf(yield* call("ReadMcpResource", { server: "everything", uri: first.uri })).length).toBeGreaterThan(0)
+      expect(yield* Effect.flip(call("ReadMcpResource", { server: "nope", uri: first.uri }))).toEqual(
+        new ToolFailure({ message: 'No MCP server named "nope"; configured: everything' })
+      )
+      const list = yield* tool("ListMcpResources")
+      expect([Tool.isDeferred(list), list.isReadOnly({})]).toEqual([true, true])
       // no sampling: without a language model the client does not offer it, so the server does not ask
       expect(Option.isNone(yield* registry.lookup("mcp__everything__trigger-sampling-request"))).toBe(true)
     }).pipe(
