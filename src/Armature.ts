@@ -16,6 +16,8 @@
  *
  * See docs/library.md.
  */
+import * as NodeFs from "node:fs"
+import * as NodePath from "node:path"
 import type { CommandExecutor, FileSystem, Path } from "@effect/platform"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { type Duration, Effect, Layer, type Schedule, Schema, Stream } from "effect"
@@ -123,6 +125,12 @@ export interface Options<E = never> {
 
   /** A `.mcp.json` file, or a decoded config, whose servers' tools join the pool (loads the MCP SDK). */
   readonly mcpConfig?: string | McpConfig.McpConfig | undefined
+  /**
+   * Whether the project's own `.mcp.json` (in `cwd`) is read, as Claude Code does: its servers start only when the
+   * settings approve them (`enableAllProjectMcpServers`, `enabledMcpjsonServers`, `disabledMcpjsonServers`).
+   * Default false; the CLI turns it on. With a decoded `mcpConfig` object it is ignored.
+   */
+  readonly mcpProject?: boolean | undefined
   /** Timeouts, reconnection and stderr handling of the MCP servers. */
   readonly mcp?: McpOptions | undefined
 
@@ -254,14 +262,22 @@ const loadOptional = <A>(option: string, dependency: string, load: () => Promise
 
 const mcpLayer = <E>(options: Options<E>) => {
   const config = options.mcpConfig
-  if (config === undefined) return noMcp
+  const projectDir = options.cwd ?? process.cwd()
+  // The MCP SDK is loaded only when there is a server to talk to.
+  const project = options.mcpProject === true && NodeFs.existsSync(NodePath.join(projectDir, ".mcp.json"))
+  if (config === undefined && !project) return noMcp
   return Layer.unwrapEffect(
     Effect.map(
       loadOptional("mcpConfig", "@modelcontextprotocol/sdk", () => import("./layers/mcp/McpClientsLive.js")),
       (McpClientsLive) =>
-        typeof config === "string"
-          ? McpClientsLive.layerFromFile(config, options.mcp ?? {})
-          : McpClientsLive.layer(config, options.mcp ?? {})
+        config !== undefined && typeof config !== "string"
+          ? McpClientsLive.layer(config, options.mcp ?? {})
+          : project
+            ? McpClientsLive.layerFromSources(
+                { projectDir, mcpConfigFiles: config === undefined ? [] : [config] },
+                options.mcp ?? {}
+              )
+            : McpClientsLive.layerFromFile(config ?? "", options.mcp ?? {})
     )
   )
 }

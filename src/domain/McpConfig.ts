@@ -136,3 +136,65 @@ export const normalizeName = (name: string): string => name.replace(/[^a-zA-Z0-9
 /** The registry name of an MCP tool. */
 export const toolName = (server: string, tool: string): string =>
   `mcp__${normalizeName(server)}__${normalizeName(tool)}`
+
+/** The settings that approve the servers of a project's `.mcp.json` (Claude Code's keys). */
+export interface ProjectApproval {
+  /** `enableAllProjectMcpServers`: every server of the project file is approved. */
+  readonly enableAll: boolean
+  /** `enabledMcpjsonServers`: these are approved. */
+  readonly enabled: ReadonlyArray<string>
+  /** `disabledMcpjsonServers`: these never start, whatever else says. */
+  readonly disabled: ReadonlyArray<string>
+}
+
+const ApprovalSettings = Schema.Struct({
+  enableAllProjectMcpServers: Schema.optionalWith(Schema.Boolean, { exact: true, default: () => false }),
+  enabledMcpjsonServers: Schema.optionalWith(Schema.Array(Schema.String), { exact: true, default: () => [] }),
+  disabledMcpjsonServers: Schema.optionalWith(Schema.Array(Schema.String), { exact: true, default: () => [] })
+})
+
+/** Reads the approval keys from merged settings; a key of the wrong type is an error naming it. */
+export const approvalOf = (settings: Readonly<Record<string, unknown>>): Either.Either<ProjectApproval, string> =>
+  Schema.decodeUnknownEither(
+    ApprovalSettings,
+    options
+  )(settings).pipe(
+    Either.map((s) => ({
+      enableAll: s.enableAllProjectMcpServers,
+      enabled: s.enabledMcpjsonServers,
+      disabled: s.disabledMcpjsonServers
+    })),
+    Either.mapLeft((error) => `Invalid settings: ${issuesOf([], error).join("; ")}`)
+  )
+
+/** Whether one server of the project's `.mcp.json` may start: disabled wins, then enabled or enable-all. */
+export const projectDecision = (name: string, approval: ProjectApproval): "approved" | "disabled" | "unapproved" =>
+  approval.disabled.includes(name)
+    ? "disabled"
+    : approval.enableAll || approval.enabled.includes(name)
+      ? "approved"
+      : "unapproved"
+
+/** The servers of `project` that are approved, and the names of those that are waiting for an approval. */
+export const approvedProjectServers = (
+  project: McpConfig,
+  approval: ProjectApproval
+): { readonly approved: McpConfig; readonly unapproved: ReadonlyArray<string> } => {
+  const approved: Record<string, ServerConfig> = {}
+  const unapproved: Array<string> = []
+  for (const [name, server] of Object.entries(project.mcpServers)) {
+    const decision = projectDecision(name, approval)
+    if (decision === "approved") approved[name] = server
+    else if (decision === "unapproved") unapproved.push(name)
+  }
+  return { approved: { mcpServers: approved }, unapproved }
+}
+
+/** Servers of several configs, later ones replacing earlier ones of the same name. */
+export const mergeConfigs = (configs: ReadonlyArray<McpConfig>): McpConfig => ({
+  mcpServers: Object.assign({}, ...configs.map((c) => c.mcpServers)) as Record<string, ServerConfig>
+})
+
+/** The one-line notice for project servers left unstarted because nobody approved them. */
+export const unapprovedNotice = (file: string, names: ReadonlyArray<string>): string =>
+  `armature: not starting MCP server${names.length === 1 ? "" : "s"} ${names.map((n) => JSON.stringify(n)).join(", ")} of ${file}: not approved (add to enabledMcpjsonServers or set enableAllProjectMcpServers in settings)`

@@ -119,6 +119,7 @@ export const engineLayer = (options: EngineOptions, extras: EngineExtras = {}) =
         maxConcurrency: Option.getOrUndefined(options.maxConcurrency),
         approver: extras.approver !== "headless" && interactive ? TerminalApprover.layer : "headless",
         mcpConfig: Option.getOrUndefined(options.mcpConfig),
+        mcpProject: true,
         mcp: { stderr: extras.mcpStderr ?? "ignore" },
         model: extras.model,
         transcript: extras.transcript,

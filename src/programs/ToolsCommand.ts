@@ -2,16 +2,58 @@
  * `armature tools list|schema|search`: what the model would see.
  */
 import { Args, Command, Options } from "@effect/cli"
-import { Console, Effect } from "effect"
+import { NodeContext } from "@effect/platform-node"
+import { Console, Effect, Layer, Option } from "effect"
 import * as Tool from "../domain/Tool.js"
 import * as ToolSearchQuery from "../domain/ToolSearchQuery.js"
+import * as McpClientsLive from "../layers/mcp/McpClientsLive.js"
+import * as SettingsLoader from "../layers/settings/SettingsLoader.js"
 import { ToolRegistry } from "../services/ToolRegistry.js"
-import { toolsLayer } from "./Runtime.js"
+import { mcpReady, toolsLayer } from "./Runtime.js"
 
 const cwd = Options.directory("cwd").pipe(
   Options.withDescription("Working directory of the session (default: the current directory)"),
   Options.withDefault(process.cwd())
 )
+
+const settings = Options.file("settings").pipe(
+  Options.withDescription("A settings file in Claude Code's shape, applied over the standard ones (repeatable)"),
+  Options.repeated
+)
+
+const mcpConfig = Options.file("mcp-config").pipe(
+  Options.withDescription("An .mcp.json file of MCP servers whose tools join the pool (besides the project's)"),
+  Options.optional
+)
+
+/** What the pool is built from: the session directory, settings files and MCP configs. */
+interface PoolOptions {
+  readonly cwd: string
+  readonly settings: ReadonlyArray<string>
+  readonly mcpConfig: Option.Option<string>
+}
+
+/**
+ * The built-in tools plus the MCP servers of the project's approved `.mcp.json` and of `--mcp-config`; running an
+ * effect on it waits until every server has made its first connection attempt, so their tools are listed.
+ */
+const withPool =
+  (options: PoolOptions) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.zipRight(mcpReady, effect).pipe(
+      Effect.provide(
+        McpClientsLive.layerFromSources({
+          projectDir: options.cwd,
+          mcpConfigFiles: Option.toArray(options.mcpConfig)
+        }).pipe(
+          Layer.provideMerge(toolsLayer(options.cwd)),
+          Layer.provideMerge(
+            SettingsLoader.layer({ projectDir: options.cwd, cwd: options.cwd, settingsFiles: options.settings })
+          ),
+          Layer.provide(NodeContext.layer)
+        )
+      )
+    )
 
 /** The `tools` array for the Messages API, in pool order, deferred tools marked with `defer_loading`. */
 export const apiTools = Effect.gen(function* () {
@@ -34,8 +76,13 @@ const flags = (tool: Tool.Any): string =>
 
 const list = Command.make(
   "list",
-  { json: Options.boolean("json").pipe(Options.withDescription("Print JSON instead of a table")), cwd },
-  ({ cwd, json }) =>
+  {
+    json: Options.boolean("json").pipe(Options.withDescription("Print JSON instead of a table")),
+    cwd,
+    settings,
+    mcpConfig
+  },
+  ({ json, ...pool }) =>
     Effect.gen(function* () {
       const registry = yield* ToolRegistry
       const pool = yield* registry.pool()
@@ -62,11 +109,11 @@ const list = Command.make(
           `${tool.name.padEnd(width)}  ${tool.category.padEnd(8)}  ${tool.description.split("\n")[0]}${extra ? ` [${extra}]` : ""}`
         )
       }
-    }).pipe(Effect.provide(toolsLayer(cwd)))
+    }).pipe(withPool(pool))
 ).pipe(Command.withDescription("List the tools in the pool, in the order the model sees them"))
 
-const schema = Command.make("schema", { cwd }, ({ cwd }) =>
-  Effect.flatMap(apiTools, (tools) => Console.log(JSON.stringify(tools, null, 2))).pipe(Effect.provide(toolsLayer(cwd)))
+const schema = Command.make("schema", { cwd, settings, mcpConfig }, (pool) =>
+  Effect.flatMap(apiTools, (tools) => Console.log(JSON.stringify(tools, null, 2))).pipe(withPool(pool))
 ).pipe(Command.withDescription("Print the `tools` array for the Messages API, in pool order"))
 
 /** The text table of `tools search`: names and scores (`direct` for select, exact-name and server-prefix hits). */
@@ -88,15 +135,17 @@ const search = Command.make(
       Options.withDefault(ToolSearchQuery.defaultMaxResults)
     ),
     json: Options.boolean("json").pipe(Options.withDescription("Print JSON: {query, hits: [{name, score}]}")),
-    cwd
+    cwd,
+    settings,
+    mcpConfig
   },
-  ({ cwd, json, maxResults, query }) =>
+  ({ json, maxResults, query, ...pool }) =>
     Effect.gen(function* () {
       const registry = yield* ToolRegistry
       const pool = yield* registry.pool()
       const hits = ToolSearchQuery.searchPool(pool, query, { maxResults })
       yield* Console.log(json ? JSON.stringify({ query, hits }, null, 2) : searchTable(hits))
-    }).pipe(Effect.provide(toolsLayer(cwd)))
+    }).pipe(withPool(pool))
 ).pipe(Command.withDescription("Search the deferred tools with ToolSearch's engine, printing names and scores"))
 
 /** `armature tools`. */

@@ -35,3 +35,27 @@ export class McpClients extends Context.Tag("armature/McpClients")<
     readonly ready: Effect.Effect<void>
   }
 >() {}
+
+/** An MCP server's request for structured input from the user (`elicitation/create`). */
+export interface ElicitationRequest {
+  /** The server's name in the configuration. */
+  readonly server: string
+  readonly message: string
+  /** A flat JSON Schema object of primitive fields (MCP restricts elicitation forms to those). */
+  readonly requestedSchema: Readonly<Record<string, unknown>>
+}
+
+/** The user's answer: accept with the form's content, decline, or cancel (dismissed). */
+export type ElicitationAnswer =
+  | { readonly action: "accept"; readonly content: Readonly<Record<string, string | number | boolean>> }
+  | { readonly action: "decline" }
+  | { readonly action: "cancel" }
+
+/**
+ * Who answers elicitation requests (a terminal form, or an embedding application's callback). Optional: without
+ * it, as when headless, every request is declined.
+ */
+export class McpElicitor extends Context.Tag("armature/McpElicitor")<
+  McpElicitor,
+  { readonly elicit: (request: ElicitationRequest) => Effect.Effect<ElicitationAnswer> }
+>() {}

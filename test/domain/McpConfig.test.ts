@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Either } from "effect"
+import { Either, FastCheck as fc } from "effect"
 import * as McpConfig from "../../src/domain/McpConfig.js"
 import * as PermissionRule from "../../src/domain/PermissionRule.js"
 
@@ -73,5 +73,41 @@ describe("McpConfig", () => {
       })
     expect(["mcp__fixture", "mcp__fixture__*", "mcp__fixture__peek"].map(names)).toEqual([true, true, true])
     expect(["mcp__other", "mcp__fixture__write", "mcp__fix"].map(names)).toEqual([false, false, false])
+  })
+})
+
+describe("McpConfig project approval", () => {
+  const names = fc.uniqueArray(fc.constantFrom("a", "b", "c", "d", "e"), { maxLength: 5 })
+
+  it.prop(
+    "a disabled server never starts; an enabled one starts unless disabled; others only with enable-all",
+    [names, names, names, fc.boolean()],
+    ([servers, enabled, disabled, enableAll]) => {
+      const project = { mcpServers: Object.fromEntries(servers.map((n) => [n, { command: n, args: [], env: {} }])) }
+      const { approved, unapproved } = McpConfig.approvedProjectServers(project, { enableAll, enabled, disabled })
+      for (const name of servers) {
+        const started = name in approved.mcpServers
+        if (disabled.includes(name)) expect(started || unapproved.includes(name)).toBe(false)
+        else if (enableAll || enabled.includes(name))
+          expect([started, unapproved.includes(name)]).toEqual([true, false])
+        else expect([started, unapproved.includes(name)]).toEqual([false, true])
+      }
+    }
+  )
+
+  it("reads Claude Code's keys from settings and names a key of the wrong type", () => {
+    expect(McpConfig.approvalOf({})).toEqual(Either.right({ enableAll: false, enabled: [], disabled: [] }))
+    expect(McpConfig.approvalOf({ enableAllProjectMcpServers: true, enabledMcpjsonServers: ["x"], other: 1 })).toEqual(
+      Either.right({ enableAll: true, enabled: ["x"], disabled: [] })
+    )
+    expect(McpConfig.approvalOf({ disabledMcpjsonServers: "x" })).toEqual(
+      Either.left('Invalid settings: disabledMcpjsonServers: Expected ReadonlyArray<string>, actual "x"')
+    )
+  })
+
+  it("merges configs, later servers replacing earlier ones of the same name", () => {
+    const a = { mcpServers: { x: { command: "a", args: [], env: {} }, y: { command: "a", args: [], env: {} } } }
+    const b = { mcpServers: { y: { command: "b", args: [], env: {} } } }
+    expect(McpConfig.mergeConfigs([a, b]).mcpServers).toEqual({ x: a.mcpServers.x, y: b.mcpServers.y })
   })
 })

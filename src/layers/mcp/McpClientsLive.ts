@@ -2,9 +2,13 @@
  * The MCP client side as a layer: every server of a `.mcp.json` supervised in parallel, its tools in the registry.
  */
 import * as Fs from "node:fs/promises"
-import { Effect, Layer } from "effect"
+import * as Path from "node:path"
+import { Effect, Either, Layer } from "effect"
 import * as McpConfig from "../../domain/McpConfig.js"
 import { McpClients } from "../../services/McpClients.js"
+import { Settings } from "../../services/Settings.js"
+import { ToolRegistry } from "../../services/ToolRegistry.js"
+import * as McpResourceTools from "./McpResourceTools.js"
 import * as McpSupervisor from "./McpSupervisor.js"
 
 /** Tunables (timeouts, reconnection backoff, stderr of stdio servers). */
@@ -16,9 +20,17 @@ export type Options = McpSupervisor.Options
  */
 export const make = (config: McpConfig.McpConfig, options: Options = {}) =>
   Effect.gen(function* () {
-    const supervisors = yield* Effect.forEach(Object.entries(config.mcpServers), ([name, server]) =>
-      McpSupervisor.start(name, server, options)
-    )
+    const entries = Object.entries(config.mcpServers)
+    const supervisors = yield* Effect.forEach(entries, ([name, server]) => McpSupervisor.start(name, server, options))
+    if (supervisors.length > 0) {
+      const byName = new Map(entries.map(([name], i) => [name, supervisors[i]]))
+      const registry = yield* ToolRegistry
+      const tools = yield* McpResourceTools.make({
+        names: [...byName.keys()],
+        withClient: (server, f) => byName.get(server)?.withClient(f) ?? Effect.die(`no server ${server}`)
+      }).pipe(Effect.orDie)
+      yield* Effect.forEach(tools, (tool) => registry.registerScoped(tool).pipe(Effect.orDie), { discard: true })
+    }
     return McpClients.of({
       servers: Effect.forEach(supervisors, (s) => s.status),
       ready: Effect.forEach(supervisors, (s) => s.ready, { concurrency: "unbounded", discard: true })
@@ -42,4 +54,58 @@ export const layerFromFile = (path: string, options: Options = {}) =>
   Layer.scoped(
     McpClients,
     Effect.flatMap(readConfig(path), (config) => make(config, options))
+  )
+
+/** Where the client side finds its servers. */
+export interface Sources {
+  /** The project directory: its `.mcp.json` is read, and its servers start only when approved in settings. */
+  readonly projectDir: string
+  /** `--mcp-config` files: their servers are added (and replace project servers of the same name). */
+  readonly mcpConfigFiles?: ReadonlyArray<string> | undefined
+  /** Where the one-line notice about unapproved project servers goes. Default: stderr. */
+  readonly notice?: ((line: string) => void) | undefined
+}
+
+/** The name of a project's MCP server file. */
+export const projectFileName = ".mcp.json"
+
+/**
+ * The configured servers: the approved ones of the project's `.mcp.json` (absent file: none), then those of every
+ * `--mcp-config` file. Unapproved project servers are not started; one line on stderr says which and how to
+ * approve them.
+ */
+export const resolveConfig = (sources: Sources) =>
+  Effect.gen(function* () {
+    const settings = yield* Settings
+    const projectFile = Path.join(sources.projectDir, projectFileName)
+    const exists = yield* Effect.promise(() =>
+      Fs.access(projectFile).then(
+        () => true,
+        () => false
+      )
+    )
+    const configs: Array<McpConfig.McpConfig> = []
+    if (exists) {
+      const project = yield* readConfig(projectFile)
+      const approval = yield* Either.match(McpConfig.approvalOf(settings.settings), {
+        onLeft: (reason) => Effect.fail(new McpConfig.McpConfigError({ file: projectFile, reason })),
+        onRight: Effect.succeed
+      })
+      const { approved, unapproved } = McpConfig.approvedProjectServers(project, approval)
+      if (unapproved.length > 0) {
+        const line = McpConfig.unapprovedNotice(projectFile, unapproved)
+        if (sources.notice !== undefined) sources.notice(line)
+        else process.stderr.write(`${line}\n`)
+      }
+      configs.push(approved)
+    }
+    for (const file of sources.mcpConfigFiles ?? []) configs.push(yield* readConfig(file))
+    return McpConfig.mergeConfigs(configs)
+  })
+
+/** The client side for the project's approved servers plus those of `--mcp-config` files. Needs Settings. */
+export const layerFromSources = (sources: Sources, options: Options = {}) =>
+  Layer.scoped(
+    McpClients,
+    Effect.flatMap(resolveConfig(sources), (config) => make(config, options))
   )

@@ -6,29 +6,18 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
-import {
-  type CallToolResult,
-  ErrorCode,
-  McpError,
-  type Tool as McpTool,
-  ToolListChangedNotificationSchema
-} from "@modelcontextprotocol/sdk/types.js"
-import { Ajv, type ErrorObject } from "ajv"
+import { type Tool as McpTool, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import {
   Data,
   Deferred,
   Duration,
   Effect,
   Exit,
-  Fiber,
   FiberSet,
   Option,
-  ParseResult,
-  Queue,
   Ref,
   Schedule,
   Schema,
-  SchemaAST,
   type Scope,
   Stream,
   SubscriptionRef
@@ -37,9 +26,12 @@ import type { ResultContentBlock } from "../../domain/Blocks.js"
 import { ToolFailure } from "../../domain/Errors.js"
 import * as McpConfig from "../../domain/McpConfig.js"
 import * as Tool from "../../domain/Tool.js"
-import { pendingServersKey, type ServerState, type ServerStatus } from "../../services/McpClients.js"
+import { McpElicitor, pendingServersKey, type ServerState, type ServerStatus } from "../../services/McpClients.js"
 import { Session } from "../../services/Session.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
+import * as McpCall from "./McpCall.js"
+import * as McpClientHandlers from "./McpClientHandlers.js"
+import { inputSchemaOf, textOf, toContent } from "./McpToolShape.js"
 
 /** Tunables of the client side; the defaults suit interactive use, tests shorten them. */
 export interface Options {
@@ -60,14 +52,14 @@ export const defaultReconnectSchedule: Schedule.Schedule<unknown, unknown> = Sch
   Schedule.union(Schedule.spaced("30 seconds"))
 )
 
-/** The connection ended while a call was in flight. */
-class Disconnected extends Data.TaggedError("Disconnected")<{ readonly reason: string }> {}
-
 /** A connection attempt failed. */
 class ConnectFailed extends Data.TaggedError("ConnectFailed")<{ readonly reason: string }> {}
 
 interface Connection {
   readonly client: Client
+  readonly routes: McpCall.ProgressRoutes
+  /** Notifies the server if the session's roots changed since last said. */
+  readonly rootsChanged: Effect.Effect<void>
   readonly generation: number
   /** Completes with a reason when the transport closes. */
   readonly closed: Deferred.Deferred<string>
@@ -78,140 +70,13 @@ export interface Supervisor {
   readonly status: Effect.Effect<ServerStatus>
   /** Completes after the first connection attempt, successful or not. */
   readonly ready: Effect.Effect<void>
-}
-
-/** A progress notification as passed to `ctx.progress`. */
-interface ProgressData {
-  readonly progress: number
-  readonly total: number | undefined
-  readonly message: string | undefined
+  /** Runs a request on the connected client (waiting for a connection like a call does). */
+  readonly withClient: <A>(f: (client: Client) => Promise<A>) => Effect.Effect<A, ToolFailure>
 }
 
 const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
-// ---------------------------------------------------------------------------------------------------------------
-// Input: any object, validated by ajv against the server's own JSON Schema, with readable issues.
-
-const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false })
-
-const expectedAst = (type: unknown): Schema.Schema.AnyNoContext => {
-  switch (type) {
-    case "string":
-      return Schema.String
-    case "number":
-      return Schema.Number
-    case "integer":
-      return Schema.Int
-    case "boolean":
-      return Schema.Boolean
-    case "array":
-      return Schema.Array(Schema.Unknown)
-    case "null":
-      return Schema.Null
-    default:
-      return Schema.Object
-  }
-}
-
-const pointerPath = (instancePath: string): Array<PropertyKey> =>
-  instancePath === ""
-    ? []
-    : instancePath
-        .slice(1)
-        .split("/")
-        .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"))
-        .map((s) => (/^\d+$/.test(s) ? Number(s) : s))
-
-const valueAt = (input: unknown, path: ReadonlyArray<PropertyKey>): unknown =>
-  path.reduce<unknown>(
-    (v, k) => (typeof v === "object" && v !== null ? (v as Record<PropertyKey, unknown>)[k] : undefined),
-    input
-  )
-
-const withPath = (path: ReadonlyArray<PropertyKey>, input: unknown, issue: ParseResult.ParseIssue) =>
-  path.length === 0 ? issue : new ParseResult.Pointer(path as [PropertyKey, ...Array<PropertyKey>], input, issue)
-
-const issueOf = (input: unknown, error: ErrorObject): ParseResult.ParseIssue => {
-  const path = pointerPath(error.instancePath)
-  const params = error.params as Record<string, unknown>
-  if (error.keyword === "required" && typeof params.missingProperty === "string") {
-    return withPath(
-      [...path, params.missingProperty],
-      input,
-      new ParseResult.Missing(new SchemaAST.Type(SchemaAST.unknownKeyword))
-    )
-  }
-  if (error.keyword === "additionalProperties" && typeof params.additionalProperty === "string") {
-    const key = params.additionalProperty
-    return withPath([...path, key], input, new ParseResult.Unexpected(valueAt(input, [...path, key])))
-  }
-  const actual = valueAt(input, path)
-  if (error.keyword === "type") return withPath(path, input, new ParseResult.Type(expectedAst(params.type).ast, actual))
-  return withPath(path, input, new ParseResult.Type(Schema.Unknown.ast, actual, error.message ?? error.keyword))
-}
-
-const isObject = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
-
-/**
- * The input Schema of an MCP tool: accepts any object and, when the server's JSON Schema compiles, validates it
- * with ajv, turning each ajv error into a ParseResult issue (missing, unexpected, wrong type) at its path.
- */
-export const inputSchemaOf = (jsonSchema: Record<string, unknown>): Schema.Schema<Record<string, unknown>> => {
-  const { $schema: _ignored, ...rest } = jsonSchema
-  const validate = Option.liftThrowable(() => ajv.compile(rest))()
-  return Schema.declare([], {
-    decode: () => (input, _options, ast) => {
-      if (!isObject(input)) return ParseResult.fail(new ParseResult.Type(ast, input, "Expected an object"))
-      if (Option.isNone(validate) || validate.value(input) === true) return ParseResult.succeed(input)
-      const errors = validate.value.errors ?? []
-      const issues = errors.map((e) => issueOf(input, e))
-      return issues.length === 0
-        ? ParseResult.fail(new ParseResult.Type(ast, input, "Invalid input"))
-        : ParseResult.fail(new ParseResult.Composite(ast, input, issues as [ParseResult.ParseIssue]))
-    },
-    encode: () => (input) => ParseResult.succeed(input)
-  }).annotations({
-    identifier: "McpToolInput",
-    jsonSchema: { type: "object", properties: {} }
-  }) as unknown as Schema.Schema<Record<string, unknown>>
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Output: MCP content blocks to tool_result content.
-
-/** Maps an MCP tool result's content to tool_result blocks (text and image; others described in text). */
-export const toContent = (result: CallToolResult): ReadonlyArray<ResultContentBlock> => {
-  const blocks = result.content.map((block): ResultContentBlock => {
-    switch (block.type) {
-      case "text":
-        return { type: "text", text: block.text }
-      case "image":
-        return { type: "image", source: { type: "base64", media_type: block.mimeType, data: block.data } }
-      case "audio":
-        return { type: "text", text: `[audio ${block.mimeType}, ${block.data.length} base64 characters]` }
-      case "resource":
-        return {
-          type: "text",
-          text:
-            "text" in block.resource && typeof block.resource.text === "string"
-              ? block.resource.text
-              : `[resource ${block.resource.uri}${block.resource.mimeType ? ` (${block.resource.mimeType})` : ""}]`
-        }
-      default:
-        return { type: "text", text: `[resource link: ${block.name} ${block.uri}]` }
-    }
-  })
-  if (blocks.length === 0 && result.structuredContent !== undefined) {
-    return [{ type: "text", text: JSON.stringify(result.structuredContent) }]
-  }
-  return blocks
-}
-
-const textOf = (blocks: ReadonlyArray<ResultContentBlock>): string =>
-  blocks
-    .filter((b) => b.type === "text")
-    .map((b) => b.text)
-    .join("\n")
+export { inputSchemaOf, toContent } from "./McpToolShape.js"
 
 // ---------------------------------------------------------------------------------------------------------------
 // The supervisor.
@@ -264,6 +129,7 @@ export const start = (
   Effect.gen(function* () {
     const registry = yield* ToolRegistry
     const session = yield* Session
+    const elicitor = yield* Effect.serviceOption(McpElicitor)
     const connectTimeout = Duration.decode(options.connectTimeout ?? "30 seconds")
     const toolTimeoutMs = Duration.toMillis(Duration.decode(options.toolTimeout ?? "10 minutes"))
     const reconnectWait = Duration.decode(options.reconnectWait ?? "30 seconds")
@@ -308,82 +174,26 @@ export const start = (
         )
       )
 
-    const request = (
-      conn: Connection,
-      tool: string,
-      args: Record<string, unknown>,
-      onProgress: (data: ProgressData) => void
-    ): Effect.Effect<CallToolResult, ToolFailure | Disconnected> =>
-      Effect.async<CallToolResult, ToolFailure | Disconnected>((resume) => {
-        const controller = new AbortController()
-        const promise = conn.client.callTool({ name: tool, arguments: args }, undefined, {
-          signal: controller.signal,
-          timeout: toolTimeoutMs,
-          resetTimeoutOnProgress: true,
-          onprogress: (p) => onProgress({ progress: p.progress, total: p.total, message: p.message })
-        })
-        promise.then(
-          (result) => resume(Effect.succeed(result as CallToolResult)),
-          (error: unknown) => {
-            if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
-              resume(Effect.fail(new Disconnected({ reason: error.message })))
-            } else if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-              resume(
-                Effect.fail(
-                  new ToolFailure({
-                    message: `MCP tool ${tool} on server ${name} timed out after ${toolTimeoutMs} ms without progress`
-                  })
-                )
-              )
-            } else if (error instanceof McpError) {
-              resume(Effect.fail(new ToolFailure({ message: `MCP server ${name}: ${error.message}` })))
-            } else if (McpConfig.isHttp(config)) {
-              // A transport error on HTTP means the server is gone: close, so the supervisor reconnects.
-              conn.client.close().catch(() => undefined)
-              resume(Effect.fail(new Disconnected({ reason: errorText(error) })))
-            } else {
-              resume(Effect.fail(new ToolFailure({ message: `MCP server ${name}: ${errorText(error)}` })))
-            }
-          }
-        )
-        // Interruption aborts the request: the SDK sends notifications/cancelled before the promise settles.
-        return Effect.promise(() => {
-          controller.abort("The call was interrupted")
-          return promise.then(
-            () => undefined,
-            () => undefined
-          )
-        })
-      })
+    const target = (conn: Connection): McpCall.Target => ({
+      client: conn.client,
+      routes: conn.routes,
+      server: name,
+      http: McpConfig.isHttp(config)
+    })
 
-    /** One request; progress events reach `ctx.progress` in order, all of them before the result. */
     const callOnce = (conn: Connection, tool: string, args: Record<string, unknown>, ctx: Tool.ToolContext) =>
-      Effect.gen(function* () {
-        const queue = yield* Queue.unbounded<Option.Option<ProgressData>>()
-        const pump = yield* Effect.fork(
-          Effect.iterate(true, {
-            while: (more) => more,
-            body: () =>
-              Effect.flatMap(
-                Queue.take(queue),
-                Option.match({ onNone: () => Effect.succeed(false), onSome: (p) => Effect.as(ctx.progress(p), true) })
-              )
-          })
-        )
-        const result = yield* Effect.exit(request(conn, tool, args, (p) => queue.unsafeOffer(Option.some(p))))
-        yield* Queue.offer(queue, Option.none())
-        yield* Fiber.join(pump)
-        return yield* result
-      })
+      McpCall.callOnce(target(conn), tool, args, ctx.progress, toolTimeoutMs)
 
     const callTool = (tool: string, readOnly: boolean) => (args: Record<string, unknown>, ctx: Tool.ToolContext) =>
       Effect.gen(function* () {
         const conn = yield* awaitConnection(0)
+        yield* conn.rootsChanged
         const result = yield* callOnce(conn, tool, args, ctx).pipe(
           Effect.catchTag("Disconnected", (d) =>
             readOnly
               ? awaitConnection(conn.generation).pipe(
                   Effect.flatMap((next) => callOnce(next, tool, args, ctx)),
+                  Effect.map((result) => ({ ...result, retriedAfter: d.reason })),
                   Effect.catchTag("Disconnected", (again) =>
                     Effect.fail(
                       new ToolFailure({
@@ -406,7 +216,12 @@ export const start = (
                 )
           )
         )
-        const blocks = toContent(result)
+        const retried =
+          "retriedAfter" in result
+            ? `[MCP server ${name} disconnected during this call (${result.retriedAfter}); it was retried once after reconnecting, as ${tool} is read-only]`
+            : undefined
+        const blocks: ReadonlyArray<ResultContentBlock> =
+          retried === undefined ? toContent(result) : [...toContent(result), { type: "text", text: retried }]
         if (result.isError === true) {
           const text = textOf(blocks)
           return yield* Effect.fail(
@@ -420,7 +235,8 @@ export const start = (
 
     const makeTool = (spec: McpTool) => {
       const readOnly = spec.annotations?.readOnlyHint === true
-      const destructive = spec.annotations?.destructiveHint === true && !readOnly
+      // MCP's default for destructiveHint is true: only an explicit false makes a writing tool non-destructive.
+      const destructive = !readOnly && spec.annotations?.destructiveHint !== false
       const jsonSchema = spec.inputSchema as Record<string, unknown>
       return Tool.make({
         name: McpConfig.toolName(name, spec.name),
@@ -489,7 +305,11 @@ export const start = (
     const connect = Effect.gen(function* () {
       const closed = yield* Deferred.make<string>()
       const generation = yield* Ref.updateAndGet(generations, (n) => n + 1)
-      const client = new Client({ name: "armature", version: "0.1.0" }, { capabilities: {} })
+      const client = new Client(
+        { name: "armature", version: "0.1.0" },
+        { capabilities: McpClientHandlers.clientCapabilities }
+      )
+      const rootsChanged = yield* McpClientHandlers.install(client, name, session, elicitor)
       client.onclose = () => {
         Deferred.unsafeDone(closed, Exit.succeed("connection closed"))
       }
@@ -501,6 +321,8 @@ export const start = (
         )
       })
       const transport = makeTransport(config, options)
+      const routes = new McpCall.ProgressRoutes()
+      routes.tap(transport)
       const close = Effect.promise(() => closeClient(client, transport))
       yield* Effect.acquireRelease(
         Effect.tryPromise({
@@ -516,7 +338,7 @@ export const start = (
         () => close
       )
       yield* sync(client)
-      return { client, generation, closed } satisfies Connection
+      return { client, routes, generation, closed, rootsChanged } satisfies Connection
     })
 
     /** Records a failed attempt; only the first failure of a series is logged as a warning. */
@@ -563,6 +385,13 @@ export const start = (
           lastError: yield* Ref.get(lastError)
         }
       }),
-      ready: Deferred.await(firstAttempt)
+      ready: Deferred.await(firstAttempt),
+      withClient: <A>(f: (client: Client) => Promise<A>) =>
+        Effect.flatMap(awaitConnection(0), (conn) =>
+          Effect.tryPromise({
+            try: () => f(conn.client),
+            catch: (e) => new ToolFailure({ message: `MCP server ${name}: ${errorText(e)}` })
+          })
+        )
     }
   })

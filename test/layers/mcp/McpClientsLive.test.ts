@@ -2,6 +2,7 @@ import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { pathToFileURL } from "node:url"
 import { describe, expect, it, layer } from "@effect/vitest"
 import {
   Chunk,
@@ -29,7 +30,7 @@ import * as MemoryResultStore from "../../../src/layers/results/MemoryResultStor
 import * as SessionLive from "../../../src/layers/session/SessionLive.js"
 import * as Approver from "../../../src/services/Approver.js"
 import * as Hooks from "../../../src/services/Hooks.js"
-import { McpClients, pendingServersKey } from "../../../src/services/McpClients.js"
+import { McpClients, McpElicitor, pendingServersKey } from "../../../src/services/McpClients.js"
 import * as PermissionPolicy from "../../../src/services/PermissionPolicy.js"
 import * as Session from "../../../src/services/Session.js"
 import { ToolExecutor } from "../../../src/services/ToolExecutor.js"
@@ -120,8 +121,10 @@ layer(withExecutor(clientLayer({ fixture: fixtureServer() })), { excludeTestServ
         yield* ready
         const registry = yield* ToolRegistry
         const names = (yield* registry.all).map((t) => t.name)
-        expect(names).toEqual([
+        expect(names.filter((n) => !n.startsWith("mcp__"))).toEqual(["ListMcpResources", "ReadMcpResource"])
+        expect(names.filter((n) => n.startsWith("mcp__"))).toEqual([
           "mcp__fixture__add_tool",
+          "mcp__fixture__burst",
           "mcp__fixture__crash",
           "mcp__fixture__fail",
           "mcp__fixture__image",
@@ -140,7 +143,8 @@ layer(withExecutor(clientLayer({ fixture: fixtureServer() })), { excludeTestServ
           false,
           true
         ])
-        expect([slow.isReadOnly({}), slow.isConcurrencySafe({}), slow.isDestructive({})]).toEqual([false, false, false])
+        // no annotations: MCP's defaults (not read-only, destructive)
+        expect([slow.isReadOnly({}), slow.isConcurrencySafe({}), slow.isDestructive({})]).toEqual([false, false, true])
         expect(Tool.toApiDefinition(write)).toEqual({
           name: "mcp__fixture__write",
           description: "Writes `text` somewhere, after `ms` milliseconds",
@@ -153,7 +157,7 @@ layer(withExecutor(clientLayer({ fixture: fixtureServer() })), { excludeTestServ
         })
         const status = yield* Effect.flatMap(McpClients, (m) => m.servers)
         expect(status.map((s) => [s.name, s.state, s.connections, s.tools.length])).toEqual([
-          ["fixture", "connected", 1, 8]
+          ["fixture", "connected", 1, 9]
         ])
       })
     )
@@ -209,6 +213,29 @@ layer(withExecutor(clientLayer({ fixture: fixtureServer() })), { excludeTestServ
           { progress: 2, total: 3, message: "step 2" },
           { progress: 3, total: 3, message: "step 3" }
         ])
+      })
+    )
+
+    it.effect("delivers every progress notification, the last one too, before the result", () =>
+      Effect.gen(function* () {
+        yield* ready
+        for (const steps of [3, 6]) {
+          const events = yield* Ref.make<ReadonlyArray<unknown>>([])
+          const result = yield* call("mcp__fixture__burst", { steps }, (data) =>
+            Ref.update(events, (all) => [...all, data])
+          )
+          expect(textOf(result)).toEqual(`burst of ${steps}`)
+          expect(yield* Ref.get(events)).toEqual(
+            Array.from({ length: steps }, (_, i) => ({ progress: i + 1, total: steps, message: `burst ${i + 1}` }))
+          )
+        }
+        // through the executor too: every progress event comes before the result event
+        const executor = yield* ToolExecutor
+        const events = yield* executor
+          .runBatch([{ type: "tool_use", id: "b", name: "mcp__fixture__burst", input: { steps: 4 } }])
+          .pipe(Stream.runCollect, Effect.map(Chunk.toReadonlyArray))
+        const kinds = events.filter((e) => e.type !== "state").map((e) => e.type)
+        expect(kinds).toEqual(["progress", "progress", "progress", "progress", "tool_result"])
       })
     )
 
@@ -273,7 +300,7 @@ layer(withExecutor(clientLayer({ fixture: fixtureServer() })), { excludeTestServ
         yield* waitFor(registry.lookup("mcp__fixture__fresh"))
         expect(textOf(yield* call("mcp__fixture__fresh", {}))).toEqual("hello from fresh")
         const status = yield* Effect.flatMap(McpClients, (m) => m.servers)
-        expect(status.map((s) => [s.connections, s.tools.length])).toEqual([[1, 9]])
+        expect(status.map((s) => [s.connections, s.tools.length])).toEqual([[1, 10]])
       })
     )
 
@@ -287,7 +314,10 @@ layer(withExecutor(clientLayer({ fixture: fixtureServer() })), { excludeTestServ
         yield* call("mcp__fixture__crash", { delay_ms: 50 })
         const peeked = textOf(yield* Fiber.join(peek))
         expect(peeked.startsWith("peek retried from ")).toBe(true)
-        expect(peeked).not.toEqual(`peek retried from ${before}`)
+        expect(peeked.split("\n")[1]).toEqual(
+          "[MCP server fixture disconnected during this call (MCP error -32000: Connection closed); it was retried once after reconnecting, as peek is read-only]"
+        )
+        expect(peeked.split("\n")[0]).not.toEqual(`peek retried from ${before}`)
         expect(yield* Fiber.join(write)).toEqual(
           Either.left(
             new ToolFailure({
@@ -297,7 +327,7 @@ layer(withExecutor(clientLayer({ fixture: fixtureServer() })), { excludeTestServ
           )
         )
         const status = yield* Effect.flatMap(McpClients, (m) => m.servers)
-        expect(status.map((s) => [s.state, s.connections, s.tools.length])).toEqual([["connected", 2, 8]])
+        expect(status.map((s) => [s.state, s.connections, s.tools.length])).toEqual([["connected", 2, 9]])
         expect((yield* stats).pid).not.toEqual(before)
       })
     )
@@ -414,9 +444,60 @@ describe("McpClientsLive with @modelcontextprotocol/server-everything", () => {
       expect(yield* call("mcp__everything__echo", { message: "hi" })).toEqual([{ type: "text", text: "Echo: hi" }])
       const exit = yield* Effect.exit(Schema.decodeUnknown(echo.input)({}))
       expect(Exit.isFailure(exit)).toBe(true)
+      // tools it offers only to clients declaring elicitation and roots; headless, elicitation is declined
+      const registry = yield* ToolRegistry
+      yield* waitFor(registry.lookup("mcp__everything__trigger-elicitation-request"))
+      yield* waitFor(registry.lookup("mcp__everything__get-roots-list"))
+      expect(textOf(yield* call("mcp__everything__trigger-elicitation-request", {}))).toContain(
+        "User declined to provide the requested information"
+      )
+      expect(textOf(yield* call("mcp__everything__get-roots-list", {}))).toContain(pathToFileURL(root).href)
+      // resources, listed page after page and read by URI
+      const listed = JSON.parse(textOf(yield* call("ListMcpResources", { server: "everything" }))) as Array<{
+        server: string
+        uri: string
+      }>
+      expect(listed.length).toBeGreaterThan(0)
+      expect(listed.every((r) => r.server === "everything")).toBe(true)
+      const first = listed[0]
+      expect(textOf(yield* call("ReadMcpResource", { server: "everything", uri: first.uri })).length).toBeGreaterThan(0)
+      expect(yield* Effect.flip(call("ReadMcpResource", { server: "nope", uri: first.uri }))).toEqual(
+        new ToolFailure({ message: 'No MCP server named "nope"; configured: everything' })
+      )
+      const list = yield* tool("ListMcpResources")
+      expect([Tool.isDeferred(list), list.isReadOnly({})]).toEqual([true, true])
+      // no sampling: without a language model the client does not offer it, so the server does not ask
+      expect(Option.isNone(yield* registry.lookup("mcp__everything__trigger-sampling-request"))).toBe(true)
     }).pipe(
       Effect.provide(
         clientLayer({ everything: { command: process.execPath, args: [Path.join(pkg, bin), "stdio"], env: {} } })
+      )
+    )
+  )
+
+  it.live("routes elicitation to the McpElicitor, which sees the server's message and form", () =>
+    Effect.gen(function* () {
+      const registry = yield* ToolRegistry
+      yield* waitFor(registry.lookup("mcp__everything__trigger-elicitation-request"))
+      const text = textOf(yield* call("mcp__everything__trigger-elicitation-request", {}))
+      expect(text).toContain("User provided the requested information")
+      expect(text).toContain("- Name: Ada Lovelace")
+    }).pipe(
+      Effect.provide(
+        clientLayer({
+          everything: { command: process.execPath, args: [Path.join(pkg, bin), "stdio"], env: {} }
+        }).pipe(
+          Layer.provide(
+            Layer.succeed(McpElicitor, {
+              elicit: (request) =>
+                Effect.succeed(
+                  request.server === "everything" && "name" in ((request.requestedSchema.properties ?? {}) as object)
+                    ? { action: "accept" as const, content: { name: "Ada Lovelace" } }
+                    : { action: "cancel" as const }
+                )
+            })
+          )
+        )
       )
     )
   )
