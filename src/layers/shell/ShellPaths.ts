@@ -146,7 +146,11 @@ export const resolve = (
         }
         // No match: bash passes the word as written.
         const found = matches.length === 0 ? [raw] : matches
-        for (const match of found) yield* addPath(match, access, recursive, segments)
+        // The rules' anchors have their symlinks resolved: so has the literal start of the glob.
+        const literal = segments.findIndex((s) => s._tag !== "Name")
+        const prefix = segments.slice(0, literal).map((s) => (s._tag === "Name" ? s.name : ""))
+        const glob = [...pathSegments(yield* resolver.resolve(`/${prefix.join("/")}`)), ...segments.slice(literal)]
+        for (const match of found) yield* addPath(match, access, recursive, glob)
       })
 
     const expandGlob = (segments: ReadonlyArray<Segment>) =>
@@ -318,6 +322,3 @@ const addOptionValues = (
     },
     { discard: true }
   )
-
-/** Paths of a resolved absolute path's segments (for checks that compare segments). */
-export const segmentsOf = pathSegments
