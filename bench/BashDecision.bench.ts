@@ -2,7 +2,7 @@
  * Times one permission decision for very long Bash command lines (a 100 KB line of many commands, a 100 KB line of
  * one command with many distinct paths, a 50,000-word line), printing one JSON object per line:
  * {name, bytes, words, ms, analyzeMs, ratio} where ratio is the decision time over the analysis time measured in the
- * same run (what path checks add on top of parsing). Run: node --import tsx bench/BashDecision.bench.ts
+ * same run (what path checks add on top of parsing). Run: node --import tsx bench/BashDecision.bench.ts [name part]
  */
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -81,7 +81,9 @@ const lines: ReadonlyArray<readonly [string, string]> = [
 const program = Effect.gen(function* () {
   const analyzer = yield* ShellAnalyzer
   const policy = yield* RulePermissionPolicy.make
+  const only = process.argv[2]
   for (const [name, command] of lines) {
+    if (only !== undefined && !name.includes(only)) continue
     const start = performance.now()
     analyzer.analyze(command)
     const analyzeMs = performance.now() - start

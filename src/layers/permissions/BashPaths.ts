@@ -11,7 +11,7 @@ import type { FileSystem } from "@effect/platform"
 import { Effect } from "effect"
 import type { TraceStep } from "../../domain/Permission.js"
 import * as PermissionRule from "../../domain/PermissionRule.js"
-import { mayOverlap, pathSegments, ruleCoverage } from "../../domain/shell/PathGlob.js"
+import { mayOverlap, pathSegments, ruleCoverage, type Segment } from "../../domain/shell/PathGlob.js"
 import * as ShellPaths from "../shell/ShellPaths.js"
 import { type PreparedPath, type PreparedRule, pass, type Stage, where } from "./Prepared.js"
 import { realpathLoose } from "./PreparePaths.js"
@@ -21,6 +21,10 @@ interface PathRule extends PreparedRule {
   readonly anchor: string
   readonly pattern: string
   readonly access: "read" | "write"
+  /** The segments the rule covers (see `ruleCoverage`), case-insensitive. */
+  readonly coverage: ReadonlyArray<Segment>
+  /** The anchor in lower case: a path neither above nor below it cannot be covered. */
+  readonly lowerAnchor: string
 }
 
 /** What the Bash path stage needs, prepared once per call. */
@@ -64,27 +68,33 @@ export const prepareBash = (options: {
       const access = accessOf(rule)
       if (access === undefined || rule.content === undefined) continue
       const { anchor, pattern } = PermissionRule.pathPattern(rule, { cwd: options.cwd, home: options.home })
-      rules.push({ rule, anchor: yield* realpathLoose(anchor), pattern, access })
+      const resolved = yield* realpathLoose(anchor)
+      const coverage = ruleCoverage(resolved, pattern, true)
+      rules.push({ rule, anchor: resolved, pattern, access, coverage, lowerAnchor: resolved.toLowerCase() })
     }
     const paths = resolved.paths.map((p) => ({ given: p.given, forms: p.forms }))
     return { paths, check: { paths: resolved.paths, unresolved: resolved.unresolved, rules } }
   })
 
+/** True when the lower-cased path is above or below the rule's anchor (else no check can match). */
+const related = (rule: PathRule, form: string): boolean => {
+  const lower = form.toLowerCase()
+  return lower.startsWith(rule.lowerAnchor) || rule.lowerAnchor.startsWith(lower)
+}
+
 /** Why a rule applies to a path (a match, a glob that could match, a directory read that holds a match). */
 const hit = (rule: PathRule, path: ShellPaths.BashPath): "match" | "glob" | "inside" | undefined => {
   const behavior = rule.rule.behavior
-  if (path.forms.some((form) => PermissionRule.matchesPath(rule.anchor, rule.pattern, form, behavior))) return "match"
-  const coverage = ruleCoverage(rule.anchor, rule.pattern, true)
-  // Deny and ask rules match whatever the case (`SECRETS/key.pem` on a case-insensitive file system).
-  const exact = { ignoreCase: true, below: false }
-  if (path.forms.some((form) => mayOverlap(pathSegments(form), coverage, exact))) return "match"
-  if (path.glob !== undefined && mayOverlap(path.glob, coverage, { ignoreCase: true, below: path.recursive })) {
+  if (path.glob !== undefined && mayOverlap(path.glob, rule.coverage, { ignoreCase: true, below: path.recursive })) {
     return "glob"
   }
-  if (
-    path.recursive &&
-    path.forms.some((form) => mayOverlap(pathSegments(form), coverage, { ignoreCase: true, below: true }))
-  ) {
+  const forms = path.forms.filter((form) => related(rule, form))
+  if (forms.length === 0) return undefined
+  if (forms.some((form) => PermissionRule.matchesPath(rule.anchor, rule.pattern, form, behavior))) return "match"
+  // Deny and ask rules match whatever the case (`SECRETS/key.pem` on a case-insensitive file system).
+  const segments = forms.map(pathSegments)
+  if (segments.some((s) => mayOverlap(s, rule.coverage, { ignoreCase: true, below: false }))) return "match"
+  if (path.recursive && segments.some((s) => mayOverlap(s, rule.coverage, { ignoreCase: true, below: true }))) {
     return "inside"
   }
   return undefined

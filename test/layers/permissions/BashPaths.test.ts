@@ -1,60 +1,10 @@
 import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect, Either, Layer, Schema } from "effect"
-import type { PermissionBehavior, PermissionMode } from "../../../src/domain/Permission.js"
-import * as PermissionRule from "../../../src/domain/PermissionRule.js"
-import * as Tool from "../../../src/domain/Tool.js"
-import * as RulePermissionPolicy from "../../../src/layers/permissions/RulePermissionPolicy.js"
+import { Effect, Layer } from "effect"
+import type { PermissionBehavior } from "../../../src/domain/Permission.js"
 import * as TreeSitterShellAnalyzer from "../../../src/layers/shell/TreeSitterShellAnalyzer.js"
-import * as Settings from "../../../src/services/Settings.js"
+import { decideIn, type Rules } from "../../fixtures/BashDecision.js"
 import * as PathFixture from "../../fixtures/PathFixture.js"
-
-const bash = Effect.runSync(
-  Tool.make({
-    name: "Bash",
-    description: "Bash",
-    input: Schema.Struct({ command: Schema.String }),
-    output: Schema.String,
-    category: "shell",
-    isReadOnly: () => true,
-    call: () => Effect.succeed("")
-  } as Tool.Definition<{ command: string }, string>)
-)
-
-export interface Rules {
-  readonly mode?: PermissionMode
-  readonly allow?: ReadonlyArray<string>
-  readonly ask?: ReadonlyArray<string>
-  readonly deny?: ReadonlyArray<string>
-}
-
-/** Decides a Bash call in the fixture's project; `@E` in the command is the outside directory, `@H` the home. */
-export const decideIn = (fixture: PathFixture.PathFixture, command: string, rules: Rules) => {
-  const source = `${fixture.project}/.claude/settings.json`
-  const parse = (texts: ReadonlyArray<string> | undefined, behavior: PermissionBehavior) =>
-    Either.getOrThrow(PermissionRule.parseAll(texts ?? [], { behavior, source, root: fixture.project }))
-  const settings = Settings.layerStatic({
-    allow: parse(rules.allow, "allow"),
-    ask: parse(rules.ask, "ask"),
-    deny: parse(rules.deny, "deny"),
-    defaultMode: rules.mode ?? "default",
-    additionalDirectories: [],
-    home: fixture.home,
-    projectDir: fixture.project
-  })
-  const text = command.replaceAll("@E", fixture.elsewhere).replaceAll("@H", fixture.home)
-  const context = {
-    toolUseId: "toolu_paths",
-    cwd: fixture.project,
-    permissionMode: rules.mode ?? ("default" as const),
-    progress: () => Effect.void,
-    interrupted: Effect.never,
-    state: Effect.runSync(Tool.makeSessionState)
-  }
-  return Effect.flatMap(RulePermissionPolicy.make, (policy) =>
-    policy.decide({ tool: bash, input: { command: text }, toolUseId: "toolu_paths", context })
-  ).pipe(Effect.provide(settings))
-}
 
 const secrets: Rules = { deny: ["Read(./secrets/**)"] }
 const acceptEdits: Rules = { mode: "acceptEdits" }
