@@ -30,6 +30,7 @@ const bash = Effect.runSync(
     input: Schema.Struct({ command: Schema.String }),
     output: Schema.String,
     category: "shell",
+    isReadOnly: () => true,
     call: () => Effect.succeed("")
   } as Tool.Definition<{ command: string }, string>)
 )
@@ -96,6 +97,7 @@ const program = Effect.gen(function* () {
         bytes: command.length,
         words: command.split(/\s+/).length,
         behavior: decision.behavior,
+        reason: decision.reason.slice(0, 120),
         ms: Math.round(ms),
         analyzeMs: Math.round(analyzeMs),
         ratio: Math.round((ms / analyzeMs) * 10) / 10
