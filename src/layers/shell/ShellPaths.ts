@@ -127,7 +127,9 @@ export const resolve = (
         const key = `${access}${recursive ? "+" : ""}\0${raw}`
         if (glob === undefined && seen.has(key)) return
         seen.add(key)
-        const forms = new Set([yield* resolver.resolve(raw), yield* resolver.resolve(Path.resolve(raw))])
+        const normalized = Path.resolve(raw)
+        const first = yield* resolver.resolve(raw)
+        const forms = new Set([first, normalized === raw ? first : yield* resolver.resolve(normalized)])
         out.paths.push({ given: raw, access, forms: [...forms], recursive, glob })
       })
 
