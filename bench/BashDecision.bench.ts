@@ -2,7 +2,7 @@
  * Times one permission decision for very long Bash command lines (a 100 KB line of many commands, a 100 KB line of
  * one command with many distinct paths, a 50,000-word line), printing one JSON object per line:
  * {name, bytes, words, ms, analyzeMs, ratio} where ratio is the decision time over the analysis time measured in the
- * same run (what path checks add on top of parsing). Run: node --import tsx bench/BashDecision.bench.ts
+ * same run (what path checks add on top of parsing). Run: node --import tsx bench/BashDecision.bench.ts [name part]
  */
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -30,6 +30,7 @@ const bash = Effect.runSync(
     input: Schema.Struct({ command: Schema.String }),
     output: Schema.String,
     category: "shell",
+    isReadOnly: () => true,
     call: () => Effect.succeed("")
   } as Tool.Definition<{ command: string }, string>)
 )
@@ -81,7 +82,9 @@ const lines: ReadonlyArray<readonly [string, string]> = [
 const program = Effect.gen(function* () {
   const analyzer = yield* ShellAnalyzer
   const policy = yield* RulePermissionPolicy.make
+  const only = process.argv[2]
   for (const [name, command] of lines) {
+    if (only !== undefined && !name.includes(only)) continue
     const start = performance.now()
     analyzer.analyze(command)
     const analyzeMs = performance.now() - start
@@ -94,6 +97,7 @@ const program = Effect.gen(function* () {
         bytes: command.length,
         words: command.split(/\s+/).length,
         behavior: decision.behavior,
+        reason: decision.reason.slice(0, 120),
         ms: Math.round(ms),
         analyzeMs: Math.round(analyzeMs),
         ratio: Math.round((ms / analyzeMs) * 10) / 10

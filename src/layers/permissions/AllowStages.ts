@@ -32,7 +32,8 @@ export const mode: Stage = (call) => {
         ? pass("mode", "plan mode: the call is read-only")
         : { step: "mode", outcome: "deny", reason: `Plan mode: ${name} is not read-only` }
     case "acceptEdits": {
-      const allInside = call.paths.length > 0 && call.paths.every((p) => inside(call, p))
+      const allInside =
+        call.paths.length > 0 && call.paths.every((p) => inside(call, p)) && (call.bash?.unresolved ?? []).length === 0
       if (call.edits && call.target._tag === "Paths" && allInside) {
         return {
           step: "mode",
@@ -127,6 +128,8 @@ export const readOnlyInside: Stage = (call) => {
   }
   const outside = call.paths.find((p) => !inside(call, p))
   if (outside !== undefined) return pass("readOnly", `${outside.given} is outside the working directories`)
+  const unknown = call.bash?.unresolved[0]
+  if (unknown !== undefined) return pass("readOnly", `${unknown.given} is only known at run time (${unknown.reason})`)
   return {
     step: "readOnly",
     outcome: "allow",

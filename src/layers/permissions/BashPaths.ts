@@ -1,9 +1,146 @@
 /**
- * The Bash path stage: which words of a command are checked as paths (safety paths, acceptEdits, read-only inside
- * the working directories). Kept apart so the resolution of shell paths can grow here without touching the stages.
+ * The paths of a Bash command checked like the file tools' paths: every path the line reads (resolved as the shell
+ * and the OS would: braces, `~`, known variables, globs, redirections, `cd`, option values, symlinks) against Read
+ * deny and ask rules, every path it writes against Edit and Write deny and ask rules. A glob that could match a
+ * denied path is denied even when no such file exists yet; a directory whose contents are read (`grep -r`, `cp -r`)
+ * and that holds a denied path needs approval; a path that cannot be known without running the line needs approval
+ * when such rules exist. See docs/bash-paths.md.
  */
-import type { ShellAnalysis } from "../../services/ShellAnalyzer.js"
+import * as Os from "node:os"
+import type { FileSystem } from "@effect/platform"
+import { Effect } from "effect"
+import type { TraceStep } from "../../domain/Permission.js"
+import * as PermissionRule from "../../domain/PermissionRule.js"
+import { mayOverlap, pathSegments, ruleCoverage, type Segment } from "../../domain/shell/PathGlob.js"
+import * as ShellPaths from "../shell/ShellPaths.js"
+import { type PreparedPath, type PreparedRule, pass, type Stage, where } from "./Prepared.js"
+import { realpathLoose } from "./PreparePaths.js"
 
-/** The words of a command checked as paths: every non-empty argument not starting with `-`, of every command. */
-export const bashPathWords = (analysis: ShellAnalysis | undefined): ReadonlyArray<string> =>
-  (analysis?.commands ?? []).flatMap((c) => c.argv.slice(1).filter((a) => a !== "" && !a.startsWith("-")))
+/** A Read or Edit rule that applies to Bash paths, with its anchor resolved. */
+interface PathRule extends PreparedRule {
+  readonly anchor: string
+  readonly pattern: string
+  readonly access: "read" | "write"
+  /** The segments the rule covers (see `ruleCoverage`), case-insensitive. */
+  readonly coverage: ReadonlyArray<Segment>
+  /** The anchor in lower case: a path neither above nor below it cannot be covered. */
+  readonly lowerAnchor: string
+}
+
+/** What the Bash path stage needs, prepared once per call. */
+export interface BashPathCheck {
+  readonly paths: ReadonlyArray<ShellPaths.BashPath>
+  readonly unresolved: ReadonlyArray<ShellPaths.UnresolvedPath>
+  readonly rules: ReadonlyArray<PathRule>
+}
+
+const currentUser = (): string | undefined => {
+  try {
+    return Os.userInfo().username
+  } catch {
+    return undefined
+  }
+}
+
+const accessOf = (rule: PermissionRule.Rule): "read" | "write" | undefined =>
+  rule.tool === "Read" ? "read" : rule.tool === "Edit" || rule.tool === "Write" ? "write" : undefined
+
+/** Resolves a Bash call's paths and the Read/Edit deny and ask rules that apply to them. */
+export const prepareBash = (options: {
+  readonly steps: ReadonlyArray<import("../../services/ShellAnalyzer.js").PathStep>
+  readonly cwd: string
+  readonly home: string
+  readonly deny: ReadonlyArray<PermissionRule.Rule>
+  readonly ask: ReadonlyArray<PermissionRule.Rule>
+}): Effect.Effect<
+  { readonly paths: ReadonlyArray<PreparedPath>; readonly check: BashPathCheck },
+  never,
+  FileSystem.FileSystem
+> =>
+  Effect.gen(function* () {
+    const resolved = yield* ShellPaths.resolve(options.steps, {
+      cwd: options.cwd,
+      home: options.home,
+      user: currentUser()
+    })
+    const rules: Array<PathRule> = []
+    for (const rule of [...options.deny, ...options.ask]) {
+      const access = accessOf(rule)
+      if (access === undefined || rule.content === undefined) continue
+      const { anchor, pattern } = PermissionRule.pathPattern(rule, { cwd: options.cwd, home: options.home })
+      const resolved = yield* realpathLoose(anchor)
+      const coverage = ruleCoverage(resolved, pattern, true)
+      rules.push({ rule, anchor: resolved, pattern, access, coverage, lowerAnchor: resolved.toLowerCase() })
+    }
+    const paths = resolved.paths.map((p) => ({ given: p.given, forms: p.forms }))
+    return { paths, check: { paths: resolved.paths, unresolved: resolved.unresolved, rules } }
+  })
+
+/** True when the lower-cased path is above or below the rule's anchor (else no check can match). */
+const related = (rule: PathRule, form: string): boolean => {
+  const lower = form.toLowerCase()
+  return lower.startsWith(rule.lowerAnchor) || rule.lowerAnchor.startsWith(lower)
+}
+
+/** Why a rule applies to a path (a match, a glob that could match, a directory read that holds a match). */
+const hit = (rule: PathRule, path: ShellPaths.BashPath): "match" | "glob" | "inside" | undefined => {
+  const behavior = rule.rule.behavior
+  if (path.glob !== undefined && mayOverlap(path.glob, rule.coverage, { ignoreCase: true, below: path.recursive })) {
+    return "glob"
+  }
+  const forms = path.forms.filter((form) => related(rule, form))
+  if (forms.length === 0) return undefined
+  if (forms.some((form) => PermissionRule.matchesPath(rule.anchor, rule.pattern, form, behavior))) return "match"
+  // Deny and ask rules match whatever the case (`SECRETS/key.pem` on a case-insensitive file system).
+  const segments = forms.map(pathSegments)
+  if (segments.some((s) => mayOverlap(s, rule.coverage, { ignoreCase: true, below: false }))) return "match"
+  if (path.recursive && segments.some((s) => mayOverlap(s, rule.coverage, { ignoreCase: true, below: true }))) {
+    return "inside"
+  }
+  return undefined
+}
+
+const verb = (access: "read" | "write") => (access === "read" ? "reading" : "writing")
+
+/** Step 3b': Bash paths against Read (reads) and Edit/Write (writes) deny and ask rules. */
+export const bashPathRules: Stage = (call) => {
+  const check = call.bash
+  if (check === undefined) return { step: "bashPaths", outcome: "skip", reason: "not a Bash command" }
+  if (check.rules.length === 0) return pass("bashPaths", "no Read or Edit deny or ask rule applies to Bash paths")
+  let ask: TraceStep | undefined
+  for (const rule of check.rules) {
+    for (const path of check.paths) {
+      if (path.access !== rule.access) continue
+      const found = hit(rule, path)
+      if (found === undefined) continue
+      const denied = rule.rule.behavior === "deny" && found !== "inside"
+      const how =
+        found === "match"
+          ? `${verb(path.access)} ${path.given}`
+          : found === "glob"
+            ? `a glob that can match a path of the rule (${path.given})`
+            : `reading the contents of ${path.given}, which holds paths of the rule`
+      const step: TraceStep = {
+        step: "bashPaths",
+        outcome: denied ? "deny" : "ask",
+        reason: denied
+          ? `Bash ${how} is denied by rule ${where(rule.rule)}`
+          : `Rule ${where(rule.rule)} requires approval for Bash ${how}`,
+        rule: rule.rule.text,
+        source: rule.rule.source
+      }
+      if (denied) return step
+      ask ??= step
+    }
+  }
+  if (ask !== undefined) return ask
+  const unknown = check.unresolved.find((u) => check.rules.some((r) => r.access === u.access))
+  if (unknown !== undefined) {
+    return {
+      step: "bashPaths",
+      outcome: "ask",
+      reason: `Bash ${verb(unknown.access)} ${unknown.given} needs approval: ${unknown.reason}, so the Read and Edit rules cannot be checked`
+    }
+  }
+  return pass("bashPaths", "no Bash path matches a Read or Edit deny or ask rule")
+}

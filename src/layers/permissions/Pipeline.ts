@@ -5,6 +5,7 @@
  */
 import type { PermissionBehavior, PermissionDecision, TraceStep } from "../../domain/Permission.js"
 import { allowRules, mode, readOnlyInside } from "./AllowStages.js"
+import { bashPathRules } from "./BashPaths.js"
 import type { Prepared, Stage } from "./Prepared.js"
 import { contentAsk, contentDeny, toolCheck, wholeToolAsk, wholeToolDeny } from "./RuleStages.js"
 import { safetyPaths } from "./SafetyPaths.js"
@@ -31,6 +32,7 @@ export const guardStages: ReadonlyArray<Stage> = [
   wholeToolDeny,
   wholeToolAsk,
   contentDeny,
+  bashPathRules,
   contentAsk,
   safetyPaths,
   toolCheck

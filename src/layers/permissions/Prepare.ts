@@ -10,7 +10,7 @@ import { resourcesOf } from "../../domain/Resources.js"
 import * as Tool from "../../domain/Tool.js"
 import type { PermissionRequest } from "../../services/PermissionPolicy.js"
 import type { ShellAnalysis } from "../../services/ShellAnalyzer.js"
-import { bashPathWords } from "./BashPaths.js"
+import { prepareBash } from "./BashPaths.js"
 import type { Prepared, PreparedRule } from "./Prepared.js"
 import { preparePath, realpathLoose } from "./PreparePaths.js"
 import { targetOf } from "./Targets.js"
@@ -39,8 +39,13 @@ export const prepare = (options: PrepareOptions) =>
     const home = options.home
     const target = targetOf(tool, input)
     const analysis = target._tag === "Command" ? options.analyze(target.command) : undefined
-    const givenPaths = target._tag === "Paths" ? target.paths : bashPathWords(analysis)
-    const paths = yield* Effect.forEach(givenPaths, (p) => preparePath(p, cwd, home))
+    const bash =
+      analysis === undefined
+        ? undefined
+        : yield* prepareBash({ steps: analysis.pathSteps ?? [], cwd, home, ...options.rules })
+    const paths =
+      bash?.paths ??
+      (yield* Effect.forEach(target._tag === "Paths" ? target.paths : [], (p) => preparePath(p, cwd, home)))
     const workingDirs = yield* Effect.forEach([cwd, ...options.additionalDirectories], (d) =>
       realpathLoose(Path.resolve(cwd, d))
     )
@@ -73,6 +78,7 @@ export const prepare = (options: PrepareOptions) =>
       target,
       analysis,
       paths,
+      bash: bash?.check,
       workingDirs,
       readOnly,
       edits: target._tag === "Paths" && PermissionRule.isEditCall(tool, input),

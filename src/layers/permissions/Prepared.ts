@@ -6,6 +6,7 @@ import type { PermissionMode, PermissionOpinion, TraceStep } from "../../domain/
 import * as PermissionRule from "../../domain/PermissionRule.js"
 import type * as Tool from "../../domain/Tool.js"
 import type { ShellAnalysis } from "../../services/ShellAnalyzer.js"
+import type { BashPathCheck } from "./BashPaths.js"
 import type { Target } from "./Targets.js"
 
 /** A path of the call in every form it may be opened as, each with symlinks resolved. */
@@ -29,8 +30,10 @@ export interface Prepared {
   readonly target: Target
   /** The shell analysis of a Bash command. */
   readonly analysis: ShellAnalysis | undefined
-  /** The target paths (file tools) or the non-flag arguments of every simple command (Bash). */
+  /** The target paths (file tools) or every path a Bash command reads or writes, resolved as the shell would. */
   readonly paths: ReadonlyArray<PreparedPath>
+  /** Bash only: the paths with their access, the ones only known at run time, and the Read/Edit rules for them. */
+  readonly bash?: BashPathCheck | undefined
   readonly workingDirs: ReadonlyArray<string>
   readonly readOnly: boolean
   /** The call edits files: an `Edit(...)`-covered call (what acceptEdits mode allows). */

@@ -84,8 +84,42 @@ export const make = Effect.gen(function* () {
       return { path: current, exists }
     })
 
+  /** The resolved path from the caches alone, or undefined when the file system must be asked. */
+  const cached = (path: string): string | undefined => {
+    let current = "/"
+    let exists = true
+    for (const segment of path.split("/")) {
+      if (segment === "" || segment === ".") continue
+      if (segment === "..") {
+        current = Path.dirname(current)
+        continue
+      }
+      const next = current === "/" ? `/${segment}` : `${current}/${segment}`
+      if (!exists) {
+        current = next
+        continue
+      }
+      const found = entries.get(next)
+      if (found !== undefined) {
+        current = found.path
+        exists = found.exists
+        continue
+      }
+      const names = listings.get(current)
+      if (names === undefined || names.has(segment)) return undefined
+      entries.set(next, { path: next, exists: false })
+      current = next
+      exists = false
+    }
+    return current
+  }
+
   return {
-    resolve: (path: string) => walk(path, 0).pipe(Effect.map((found) => found.path)),
+    resolve: (path: string) =>
+      Effect.suspend(() => {
+        const hit = cached(path)
+        return hit !== undefined ? Effect.succeed(hit) : walk(path, 0).pipe(Effect.map((found) => found.path))
+      }),
     list
   } satisfies PathResolver
 })

@@ -92,45 +92,44 @@ export const resolve = (
     const seen = new Set<string>()
     const env = (cwd: Directory): Expansion.Environment => ({ home: options.home, cwd, user: options.user })
 
+    /** Expanded absolute words waiting for the file system (globs, symlinks), in order. */
+    const pending: Array<readonly [Expansion.Template, "read" | "write", boolean]> = []
+
     /** Adds the path(s) one template names, relative to each directory it may be in. */
-    const addTemplate = (
-      template: Expansion.Template,
-      dirs: ReadonlyArray<Directory>,
-      access: "read" | "write",
-      recursive: boolean
-    ) =>
-      Effect.gen(function* () {
-        const words = Expansion.expandBraces(template)
-        if (words === undefined) {
-          out.unresolved.push({ given: Expansion.display(template), access, reason: "too many brace expansions" })
-          return
-        }
-        for (const word of words) {
-          for (const dir of dirs) {
-            const expanded = Expansion.expandWord(word, env(dir))
-            if (expanded._tag === "Unresolved") {
-              out.unresolved.push({ given: Expansion.display(word), access, reason: expanded.reason })
-              continue
-            }
-            const text = Expansion.display(expanded.template)
-            if (!text.startsWith("/") && dir === undefined) {
-              out.unresolved.push({ given: text, access, reason: "the directory it is relative to is unknown" })
-              continue
-            }
-            const absolute: Expansion.Template = text.startsWith("/")
-              ? expanded.template
-              : [{ _tag: "Text", text: `${dir}/`, quoted: true }, ...expanded.template]
-            yield* addExpanded(absolute, access, recursive)
+    const addTemplate: AddTemplate = (template, dirs, access, recursive) => {
+      const words = Expansion.expandBraces(template)
+      if (words === undefined) {
+        out.unresolved.push({ given: Expansion.display(template), access, reason: "too many brace expansions" })
+        return
+      }
+      for (const word of words) {
+        for (const dir of dirs) {
+          const expanded = Expansion.expandWord(word, env(dir))
+          if (expanded._tag === "Unresolved") {
+            out.unresolved.push({ given: Expansion.display(word), access, reason: expanded.reason })
+            continue
           }
+          const text = Expansion.display(expanded.template)
+          if (!text.startsWith("/") && dir === undefined) {
+            out.unresolved.push({ given: text, access, reason: "the directory it is relative to is unknown" })
+            continue
+          }
+          const absolute: Expansion.Template = text.startsWith("/")
+            ? expanded.template
+            : [{ _tag: "Text", text: `${dir}/`, quoted: true }, ...expanded.template]
+          pending.push([absolute, access, recursive])
         }
-      })
+      }
+    }
 
     const addPath = (raw: string, access: "read" | "write", recursive: boolean, glob?: ReadonlyArray<Segment>) =>
       Effect.gen(function* () {
         const key = `${access}${recursive ? "+" : ""}\0${raw}`
         if (glob === undefined && seen.has(key)) return
         seen.add(key)
-        const forms = new Set([yield* resolver.resolve(raw), yield* resolver.resolve(Path.resolve(raw))])
+        const normalized = Path.resolve(raw)
+        const first = yield* resolver.resolve(raw)
+        const forms = new Set([first, normalized === raw ? first : yield* resolver.resolve(normalized)])
         out.paths.push({ given: raw, access, forms: [...forms], recursive, glob })
       })
 
@@ -146,7 +145,11 @@ export const resolve = (
         }
         // No match: bash passes the word as written.
         const found = matches.length === 0 ? [raw] : matches
-        for (const match of found) yield* addPath(match, access, recursive, segments)
+        // The rules' anchors have their symlinks resolved: so has the literal start of the glob.
+        const literal = segments.findIndex((s) => s._tag !== "Name")
+        const prefix = segments.slice(0, literal).map((s) => (s._tag === "Name" ? s.name : ""))
+        const glob = [...pathSegments(yield* resolver.resolve(`/${prefix.join("/")}`)), ...segments.slice(literal)]
+        for (const match of found) yield* addPath(match, access, recursive, glob)
       })
 
     const expandGlob = (segments: ReadonlyArray<Segment>) =>
@@ -175,38 +178,33 @@ export const resolve = (
     for (const step of steps) {
       if (step._tag === "Redirect") {
         const access = step.operator.startsWith("<") ? "read" : "write"
-        yield* addTemplate(step.target, dirs, access, false)
-        if (step.operator === "<>") yield* addTemplate(step.target, dirs, "write", false)
+        addTemplate(step.target, dirs, access, false)
+        if (step.operator === "<>") addTemplate(step.target, dirs, "write", false)
         continue
       }
-      const commandDirs = yield* commandDirectories(step, dirs)
-      yield* addCommand(step.words, commandDirs, addTemplate, env(commandDirs[0]))
+      const commandDirs = commandDirectories(step, dirs)
+      addCommand(step.words, commandDirs, addTemplate, env(commandDirs[0]))
       const head = Expansion.plainText(step.words[0] ?? [])
-      if (head === "cd" || head === "pushd") dirs = yield* changeDirectory(step.words.slice(1), commandDirs, dirs)
+      if (head === "cd" || head === "pushd") dirs = changeDirectory(step.words.slice(1), commandDirs, dirs)
     }
+    for (const [absolute, access, recursive] of pending) yield* addExpanded(absolute, access, recursive)
     return out
 
     function commandDirectories(step: Extract<PathStep, { _tag: "Command" }>, current: ReadonlyArray<Directory>) {
-      return Effect.gen(function* () {
-        if (step.chdirUnknown !== undefined) return [undefined]
-        if (step.chdir === undefined) return [...current]
-        yield* addTemplate(step.chdir, current, "read", false)
-        return targets(step.chdir, current)
-      })
+      if (step.chdirUnknown !== undefined) return [undefined]
+      if (step.chdir === undefined) return [...current]
+      addTemplate(step.chdir, current, "read", false)
+      return targets(step.chdir, current)
     }
 
     function changeDirectory(args: ReadonlyArray<Expansion.Template>, from: Array<Directory>, all: Array<Directory>) {
-      return Effect.sync(() => {
-        const operands = args.filter((a) => {
-          const text = Expansion.plainText(a)
-          return text === undefined || !/^-[LPe@]+$/.test(text)
-        })
-        const target: Expansion.Template | undefined = operands[0] ?? [
-          { _tag: "Text", text: options.home, quoted: true }
-        ]
-        const next = [...new Set([...all, ...targets(target, from)])]
-        return next.length > maxDirectories ? [undefined] : next
+      const operands = args.filter((a) => {
+        const text = Expansion.plainText(a)
+        return text === undefined || !/^-[LPe@]+$/.test(text)
       })
+      const target: Expansion.Template = operands[0] ?? [{ _tag: "Text", text: options.home, quoted: true }]
+      const next = [...new Set([...all, ...targets(target, from)])]
+      return next.length > maxDirectories ? [undefined] : next
     }
 
     /** The directories a `cd`/`env -C` operand leads to from each directory (unknown when it is not resolvable). */
@@ -241,7 +239,7 @@ type AddTemplate = (
   dirs: ReadonlyArray<Directory>,
   access: "read" | "write",
   recursive: boolean
-) => Effect.Effect<void, never, never>
+) => void
 
 /** The words of one command after brace expansion, as the command tables see them. */
 const argWords = (templates: ReadonlyArray<Expansion.Template>, env: Expansion.Environment) => {
@@ -270,31 +268,26 @@ const addCommand = (
   dirs: ReadonlyArray<Directory>,
   add: AddTemplate,
   env: Expansion.Environment
-) =>
-  Effect.gen(function* () {
-    if (templates.length === 0) return
-    const words = argWords(templates, env)
-    const effect = CommandEffect.describeWords(words.map((w) => w.arg))
-    const name = words[0].arg.value.slice(words[0].arg.value.lastIndexOf("/") + 1)
-    const recursive = readsContents(
-      name,
-      words.slice(1).map((w) => w.arg.value),
-      effect.known
-    )
-    const operand = (access: "read" | "write", recursiveRead: boolean) => (o: CommandEffect.PathOperand) => {
-      const word = words[o.index]
-      if (word === undefined) return Effect.void
-      const prefix = word.arg.value.slice(0, word.arg.value.length - o.value.length)
-      const template = Expansion.dropPrefix(word.template, prefix) ?? [{ _tag: "Opaque", text: word.arg.value }]
-      return add(template, dirs, access, recursiveRead)
-    }
-    yield* Effect.forEach(effect.reads, operand("read", recursive), { discard: true })
-    yield* Effect.forEach(effect.writes, operand("write", false), { discard: true })
-    for (const implicit of effect.implicitReads ?? []) {
-      yield* add([{ _tag: "Text", text: implicit, quoted: true }], dirs, "read", true)
-    }
-    if (!effect.known) yield* addOptionValues(words, dirs, add)
-  })
+): void => {
+  if (templates.length === 0) return
+  const words = argWords(templates, env)
+  const effect = CommandEffect.describeWords(words.map((w) => w.arg))
+  const name = words[0].arg.value.slice(words[0].arg.value.lastIndexOf("/") + 1)
+  const args = words.slice(1).map((w) => w.arg.value)
+  const recursive = readsContents(name, args, effect.known)
+  const operand = (o: CommandEffect.PathOperand, access: "read" | "write", recursiveRead: boolean) => {
+    const word = words[o.index]
+    if (word === undefined) return
+    const prefix = word.arg.value.slice(0, word.arg.value.length - o.value.length)
+    const template = Expansion.dropPrefix(word.template, prefix) ?? [{ _tag: "Opaque", text: word.arg.value }]
+    add(template, dirs, access, recursiveRead)
+  }
+  for (const o of effect.reads) operand(o, "read", recursive)
+  for (const o of effect.writes) operand(o, "write", false)
+  for (const implicit of effect.implicitReads ?? [])
+    add([{ _tag: "Text", text: implicit, quoted: true }], dirs, "read", true)
+  if (!effect.known) addOptionValues(words, dirs, add)
+}
 
 /**
  * For a command no table describes, the values attached to its options (`--dir=/etc`, `-C/etc`) may be paths too:
@@ -304,20 +297,15 @@ const addOptionValues = (
   words: ReadonlyArray<{ readonly template: Expansion.Template; readonly arg: CommandEffect.ArgWord }>,
   dirs: ReadonlyArray<Directory>,
   add: AddTemplate
-) =>
-  Effect.forEach(
-    words.slice(1),
-    (word) => {
-      const value = word.arg.value
-      if (!value.startsWith("-") || value === "-" || value === "--") return Effect.void
-      const prefix = value.startsWith("--") ? value.slice(0, value.indexOf("=") + 1) : value.slice(0, 2)
-      if (prefix === "" || prefix.length === value.length) return Effect.void
-      const template = Expansion.dropPrefix(word.template, prefix)
-      if (template === undefined) return Effect.void
-      return Effect.zipRight(add(template, dirs, "read", true), add(template, dirs, "write", false))
-    },
-    { discard: true }
-  )
-
-/** Paths of a resolved absolute path's segments (for checks that compare segments). */
-export const segmentsOf = pathSegments
+): void => {
+  for (const word of words.slice(1)) {
+    const value = word.arg.value
+    if (!value.startsWith("-") || value === "-" || value === "--") continue
+    const prefix = value.startsWith("--") ? value.slice(0, value.indexOf("=") + 1) : value.slice(0, 2)
+    if (prefix === "" || prefix.length === value.length) continue
+    const template = Expansion.dropPrefix(word.template, prefix)
+    if (template === undefined) continue
+    add(template, dirs, "read", true)
+    add(template, dirs, "write", false)
+  }
+}

@@ -183,14 +183,26 @@ const visitNode = (node: Node, found: Found): boolean => {
   return true
 }
 
-/** Visits every node in source order, with an explicit stack: a line of 10,000 `&&` nests as deep. */
+/** Constructs nested in one another that a reader cannot follow anyway: deeper than `maxNesting` is refused. */
+const nesting = new Set(["command_substitution", "process_substitution", "subshell"])
+const maxNesting = 256
+
+/** Thrown (and caught by `analyze`) when substitutions or subshells nest deeper than `maxNesting`. */
+class TooDeep extends RangeError {}
+
+/**
+ * Visits every node in source order, with an explicit stack: a line of 10,000 `&&` nests as deep as that, and is
+ * analyzed like any other line.
+ */
 const visit = (root: Node, found: Found): void => {
-  const stack: Array<Node> = [root]
+  const stack: Array<readonly [Node, number]> = [[root, 0]]
   while (stack.length > 0) {
-    const node = stack.pop()!
+    const [node, outer] = stack.pop()!
+    const depth = nesting.has(node.type) ? outer + 1 : outer
+    if (depth > maxNesting) throw new TooDeep("nested too deeply")
     if (!visitNode(node, found)) continue
     const children = childrenOf(node)
-    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i])
+    for (let i = children.length - 1; i >= 0; i--) stack.push([children[i], depth])
   }
 }
 

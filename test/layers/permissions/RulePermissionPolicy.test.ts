@@ -513,6 +513,7 @@ layer(base, { timeout: 30_000 })("RulePermissionPolicy", (it) => {
         "wholeToolDeny:passthrough",
         "wholeToolAsk:passthrough",
         "contentDeny:passthrough",
+        "bashPaths:skip",
         "contentAsk:passthrough",
         "safetyPaths:passthrough",
         "toolCheck:passthrough",

@@ -1,0 +1,97 @@
+import { NodeFileSystem } from "@effect/platform-node"
+import { describe, expect, layer } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import type { PermissionBehavior } from "../../../src/domain/Permission.js"
+import * as TreeSitterShellAnalyzer from "../../../src/layers/shell/TreeSitterShellAnalyzer.js"
+import { decideIn, type Rules } from "../../fixtures/BashDecision.js"
+import * as PathFixture from "../../fixtures/PathFixture.js"
+
+const secrets: Rules = { deny: ["Read(./secrets/**)"] }
+const acceptEdits: Rules = { mode: "acceptEdits" }
+
+/** command, rules, expected behavior. */
+const cases: ReadonlyArray<readonly [string, Rules, PermissionBehavior]> = [
+  // Read deny rules apply to what Bash reads
+  ["cat secrets/key.pem", secrets, "deny"],
+  ["grep -r PRIVATE .", secrets, "ask"],
+  ["grep -rl PRIVATE", secrets, "ask"],
+  ["head se*/key.pem", secrets, "deny"],
+  ["cat link_to_secrets/key.pem", secrets, "deny"],
+  ["cp secrets/key.pem leak.txt", secrets, "deny"],
+  ["cat secrets/*.pem", secrets, "deny"],
+  ["cat secrets/not-yet-*", secrets, "deny"],
+  ["cat s{e,x}crets/key.pem", secrets, "deny"],
+  ["cat < secrets/key.pem", secrets, "deny"],
+  ["cd secrets && cat key.pem", secrets, "deny"],
+  ["env -C secrets cat key.pem", secrets, "deny"],
+  ["cat ./src/../secrets/key.pem", secrets, "deny"],
+  ["cat SECRETS/key.pem", secrets, "deny"],
+  ["cat $X", secrets, "ask"],
+  ["cat README.md", secrets, "allow"],
+  ["grep -r TODO src", secrets, "allow"],
+  ["cat x*", secrets, "allow"],
+  ["ls secrets", secrets, "deny"],
+  ["ls src", secrets, "allow"],
+  ['echo "$(cat secrets/key.pem)"', secrets, "deny"],
+  ["diff <(cat secrets/key.pem) x", secrets, "deny"],
+  ["git show HEAD:secrets/key.pem", secrets, "deny"],
+  ["git log -p", secrets, "ask"],
+  ["git grep PRIVATE", secrets, "ask"],
+  ["rg PRIVATE", secrets, "ask"],
+  ["cp -r . /tmp/copy", { allow: ["Bash(cp:*)"], ...secrets }, "ask"],
+  ["tar czf out.tgz .", { allow: ["Bash(tar:*)"], ...secrets }, "ask"],
+  ["zip -r out.zip secrets", { allow: ["Bash(zip:*)"], ...secrets }, "deny"],
+  ["make -Csecrets", { allow: ["Bash(make:*)"], ...secrets }, "deny"],
+  ["cat secrets/../secrets/key.pem", secrets, "deny"],
+  ["cat secrets/key.pem", secrets, "deny"],
+  ["cat 'secrets'/key.pem", secrets, "deny"],
+  ["cat se[c]rets/key.pem", secrets, "deny"],
+  ["cat $'secrets/key.pem'", secrets, "deny"],
+  // paths outside the working directories, hidden behind an expansion
+  ["cat {/etc/passwd,README.md}", {}, "ask"],
+  ["cat $HOME/.bashrc", {}, "ask"],
+  ["cat ~/.bashrc", {}, "ask"],
+  ["cat ~root/.bashrc", {}, "ask"],
+  ["cat < /etc/passwd", {}, "ask"],
+  ["env -C /etc cat passwd", {}, "ask"],
+  ["env --chdir=@E cat passwd", {}, "ask"],
+  ["cd && cat .bashrc", {}, "ask"],
+  ["cd @E; cat passwd", {}, "ask"],
+  ["cd $D && cat x", {}, "ask"],
+  ["cat link_out/passwd", {}, "ask"],
+  ["cat README.md src/a.ts", {}, "allow"],
+  ["cd src && cat a.ts", {}, "allow"],
+  ["cat $PWD/README.md", {}, "allow"],
+  // acceptEdits writes outside the project
+  ["cp README.md --target-directory=@E", acceptEdits, "ask"],
+  ["cp -t.git/hooks x", acceptEdits, "ask"],
+  ["touch dangling_link", acceptEdits, "ask"],
+  ["mv x $HOME/x", acceptEdits, "ask"],
+  ["touch ~root/x", acceptEdits, "ask"],
+  ["cp -r . {@E,x}", acceptEdits, "ask"],
+  ["touch $X", acceptEdits, "ask"],
+  ["cd @E && touch y", acceptEdits, "ask"],
+  ["touch newfile", acceptEdits, "allow"],
+  ["cp README.md copy.md", acceptEdits, "allow"],
+  ["mkdir -p src/new && touch src/new/a.ts", acceptEdits, "allow"],
+  // Edit and Write deny rules apply to what Bash writes
+  ["touch src/new.ts", { allow: ["Bash(touch:*)"], deny: ["Edit(./src/**)"] }, "deny"],
+  ["echo hi > src/new.ts", { allow: ["Bash"], deny: ["Edit(./src/**)"] }, "deny"],
+  ["touch other", { allow: ["Bash(touch:*)"], deny: ["Edit(./src/**)"] }, "allow"],
+  ["cat secrets/key.pem", { allow: ["Bash"], ...secrets }, "deny"],
+  ["cat secrets/key.pem", { ask: ["Read(./secrets/**)"] }, "ask"]
+]
+
+layer(Layer.mergeAll(TreeSitterShellAnalyzer.layer, NodeFileSystem.layer), { timeout: 60_000 })("Bash paths", (it) => {
+  describe("the policy checks the paths a command line reads and writes", () => {
+    for (const [command, rules, expected] of cases) {
+      it.scoped(`${JSON.stringify(rules)} ${command} → ${expected}`, () =>
+        Effect.gen(function* () {
+          const fixture = yield* PathFixture.make
+          const decision = yield* decideIn(fixture, command, rules)
+          expect(`${decision.behavior}: ${decision.reason}`).toMatch(new RegExp(`^${expected}:`))
+        })
+      )
+    }
+  })
+})
