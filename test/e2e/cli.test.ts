@@ -19,7 +19,7 @@ const env = { ...process.env, NO_COLOR: undefined, FORCE_COLOR: undefined, HOME:
 
 const settle = (file: string, args: ReadonlyArray<string>, extraEnv: Record<string, string> = {}): Promise<Run> =>
   new Promise((resolve) => {
-    execFile(file, args, { cwd: dir, env: { ...env, ...extraEnv }, timeout: 150_000 }, (error, stdout, stderr) => {
+    execFile(file, args, { cwd: dir, env: { ...env, ...extraEnv }, timeout: 280_000 }, (error, stdout, stderr) => {
       const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1
       resolve({ code, stdout, stderr })
     })
@@ -33,7 +33,7 @@ const onTerminal = (args: ReadonlyArray<string>, extraEnv: Record<string, string
   settle("script", ["-qec", [process.execPath, bin, ...args].map((a) => `'${a}'`).join(" "), "/dev/null"], extraEnv)
 
 describe("armature command line", () => {
-  it("names each flag error and exits 2; accepts Claude Code's spellings", { timeout: 300_000 }, async () => {
+  it("names each flag error and exits 2; accepts Claude Code's spellings", { timeout: 400_000 }, async () => {
     const [typo, choice, notInt, zero, mode, alias, command] = await Promise.all([
       armature("exec", batch, "--outptu", "json"),
       armature("exec", batch, "--output", "jsn"),
@@ -61,7 +61,7 @@ describe("armature command line", () => {
   })
 
   it("help: full command paths, optional repeatable options, ≤ 100 columns, no colour on a pipe", {
-    timeout: 300_000
+    timeout: 400_000
   }, async () => {
     const [root, schema, exec, version, wizard] = await Promise.all([
       armature("--help"),
@@ -85,7 +85,7 @@ describe("armature command line", () => {
     expect(wizard.stderr).toBe("armature: --wizard asks its questions on a terminal, and stdin is not one\n")
   })
 
-  it("colour only on a terminal without NO_COLOR", { timeout: 300_000 }, async () => {
+  it("colour only on a terminal without NO_COLOR", { timeout: 400_000 }, async () => {
     const [coloured, plain] = await Promise.all([onTerminal(["--help"]), onTerminal(["--help"], { NO_COLOR: "1" })])
     expect(coloured.code).toBe(0)
     expect(coloured.stdout).toContain("\x1b[")
