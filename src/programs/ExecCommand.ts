@@ -66,24 +66,30 @@ const makeTally = () => {
   }
 }
 
-/** Live progress for a terminal: one status line redrawn in place. */
+/** Live progress for a terminal: one status line redrawn in place, with each running call's id and elapsed time. */
 const makeLiveView = (names: Map<string, string>) => {
-  const running = new Set<string>()
+  const running = new Map<string, number>()
   const waiting = new Set<string>()
   const isTty = process.stderr.isTTY === true
+  let timer: ReturnType<typeof setInterval> | undefined
+  const label = (id: string) => `${id} ${names.get(id) ?? "?"}`
   const draw = () => {
     if (!isTty) return
-    const run = [...running].map((id) => names.get(id) ?? id).join(", ")
-    const wait = [...waiting].map((id) => names.get(id) ?? id).join(", ")
-    process.stderr.write(`\r\x1b[2Krunning: ${run || "-"}  waiting: ${wait || "-"}`)
+    const now = Date.now()
+    const run = [...running].map(([id, since]) => `${label(id)} ${((now - since) / 1000).toFixed(1)}s`).join(", ")
+    const wait = [...waiting].map(label).join(", ")
+    const line = `running: ${run || "-"}  waiting: ${wait || "-"}`
+    const columns = process.stderr.columns ?? 100
+    process.stderr.write(`\r\x1b[2K${line.length > columns - 1 ? `${line.slice(0, columns - 2)}…` : line}`)
   }
   return {
     see: (event: ExecutorEvent) => {
       if (event.type !== "state") return
+      if (isTty && timer === undefined) timer = setInterval(draw, 500)
       if (event.state === "queued") waiting.add(event.tool_use_id)
       if (event.state === "executing") {
         waiting.delete(event.tool_use_id)
-        running.add(event.tool_use_id)
+        running.set(event.tool_use_id, Date.now())
       }
       if (event.state === "completed") {
         waiting.delete(event.tool_use_id)
@@ -92,6 +98,8 @@ const makeLiveView = (names: Map<string, string>) => {
       draw()
     },
     clear: () => {
+      if (timer !== undefined) clearInterval(timer)
+      timer = undefined
       if (isTty) process.stderr.write("\r\x1b[2K")
     }
   }
@@ -106,7 +114,8 @@ const oneLine = (text: string, width: number): string => {
 export const textTable = (
   results: ReadonlyArray<ResultEvent>,
   names: ReadonlyMap<string, string>,
-  timings: ReadonlyMap<string, { start?: number; end?: number }>
+  timings: ReadonlyMap<string, { start?: number; end?: number }>,
+  resultWidth = 100
 ): string => {
   const rows = results.map((r) => {
     const t = timings.get(r.tool_use_id)
@@ -116,7 +125,7 @@ export const textTable = (
       names.get(r.tool_use_id) ?? "?",
       r.is_error ? "error" : "ok",
       ms,
-      oneLine(contentText(r.content), 60)
+      oneLine(contentText(r.content), resultWidth)
     ]
   })
   const header = ["ID", "TOOL", "STATUS", "MS", "RESULT"]
@@ -159,11 +168,24 @@ const onSignals = (control: ExecuteControl) =>
 type ExecuteControl = Effect.Effect.Success<typeof makeControl>
 
 /**
+ * How wide the RESULT column of the table is: unlimited with `--wide`, the rest of the terminal's width on a
+ * terminal, 100 characters otherwise.
+ */
+const resultWidth = (wide: boolean, results: ReadonlyArray<ResultEvent>, names: ReadonlyMap<string, string>) => {
+  if (wide) return Number.POSITIVE_INFINITY
+  const columns = process.stdout.isTTY === true ? process.stdout.columns : undefined
+  if (columns === undefined) return 100
+  const ids = Math.max(2, ...results.map((r) => r.tool_use_id.length))
+  const tools = Math.max(4, ...results.map((r) => (names.get(r.tool_use_id) ?? "?").length))
+  return Math.max(20, columns - ids - tools - 6 - 6 - 8)
+}
+
+/**
  * Runs `exec` and prints in the chosen format; fails with InvalidInputError on unusable input (then stdout gets no
  * summary). On SIGINT/SIGTERM the calls in flight are interrupted, each gets its result, the summary names the
  * signal and the exit status is 130/143.
  */
-export const exec = (source: string, output: "text" | "json" | "stream-json") =>
+export const exec = (source: string, output: "text" | "json" | "stream-json", wide = false) =>
   Effect.gen(function* () {
     const executor = yield* ToolExecutor
     const control = yield* makeControl
@@ -213,9 +235,10 @@ export const exec = (source: string, output: "text" | "json" | "stream-json") =>
     const wall = (yield* Clock.currentTimeMillis) - startedAt
     const signal = received()
     const summary = tally.summary(wall, signal)
+    const table = () => textTable(collected, names, timings, resultWidth(wide, collected, names))
     if (Option.isSome(failure)) {
       live.clear()
-      if (output === "text" && collected.length > 0) yield* Console.log(textTable(collected, names, timings))
+      if (output === "text" && collected.length > 0) yield* Console.log(table())
       return yield* Effect.fail(failure.value)
     }
     if (output === "stream-json") yield* Console.log(JSON.stringify(summary))
@@ -239,7 +262,7 @@ export const exec = (source: string, output: "text" | "json" | "stream-json") =>
     }
     if (output === "text") {
       live.clear()
-      if (collected.length > 0) yield* Console.log(textTable(collected, names, timings))
+      if (collected.length > 0) yield* Console.log(table())
       const speedup = summary.wall_ms > 0 ? (summary.busy_ms / summary.wall_ms).toFixed(2) : "-"
       yield* Console.log(
         `\n${summary.calls} calls, ${summary.errors} errors, wall ${summary.wall_ms} ms, busy ${summary.busy_ms} ms (parallelism ×${speedup})`
@@ -257,14 +280,18 @@ const source = Args.text({ name: "FILE" }).pipe(
   Args.withDefault("-")
 )
 
+const wide = Options.boolean("wide").pipe(
+  Options.withDescription("Text output: show each result in full (on one line) instead of fitting the table to the screen")
+)
+
 const output = Options.choice("output", ["text", "json", "stream-json"]).pipe(
   Options.withDescription("Output format: text (human, live progress on a TTY), json, or stream-json (JSON Lines)"),
   Options.withDefault("text" as const)
 )
 
 /** `armature exec`. */
-export const command = Command.make("exec", { source, output, ...engineOptions }, (args) =>
-  exec(args.source, args.output).pipe(
+export const command = Command.make("exec", { source, output, wide, ...engineOptions }, (args) =>
+  exec(args.source, args.output, args.wide).pipe(
     // calls read from stdin leave no terminal to ask on: asks are then answered headlessly
     Effect.provide(engineLayer(args as EngineOptions, { approver: args.source === "-" ? "headless" : "auto" })),
     ExitCode.onInvalidInput,

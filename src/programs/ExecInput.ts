@@ -1,16 +1,17 @@
 /**
- * Parses `armature exec` input (SPEC §10): a JSON array of tool_use blocks, an assistant message, or JSON Lines.
+ * Parses `armature exec` input: a JSON array of tool_use blocks, an assistant message, or JSON Lines; a block may
+ * carry `depends_on: [ids]` (an Armature extension: it starts after those calls have results).
  * From a stream of lines, JSON Lines are handed on one by one as they arrive; a document spanning several lines
  * is read whole. Every error names the line (and the field).
  */
-import { Effect, Schema, Stream } from "effect"
-import type { ToolUse } from "../domain/Blocks.js"
+import { Effect, Stream } from "effect"
 import { InvalidInputError } from "../domain/Errors.js"
+import type { ToolCall } from "../domain/ExecutorEvent.js"
 
 const describeValue = (u: unknown): string => (u === null ? "null" : Array.isArray(u) ? "array" : typeof u)
 
 /** Checks one tool_use object; `where` names its place, e.g. "line 3" or "line 1, item 2". */
-export const toToolUse = (u: unknown, where: string): Effect.Effect<ToolUse, InvalidInputError> => {
+export const toToolUse = (u: unknown, where: string): Effect.Effect<ToolCall, InvalidInputError> => {
   const fail = (message: string) => Effect.fail(new InvalidInputError({ message: `${where}: ${message}` }))
   if (typeof u !== "object" || u === null || Array.isArray(u)) {
     return fail(`expected a tool_use object, got ${describeValue(u)}`)
@@ -26,21 +27,52 @@ export const toToolUse = (u: unknown, where: string): Effect.Effect<ToolUse, Inv
   if (block.input !== undefined && (typeof block.input !== "object" || block.input === null)) {
     return fail(`field "input" of tool_use ${block.id} must be an object, got ${describeValue(block.input)}`)
   }
-  return Effect.succeed({ type: "tool_use", id: block.id, name: block.name, input: block.input ?? {} })
+  const deps = block.depends_on
+  if (deps !== undefined && (!Array.isArray(deps) || deps.some((d) => typeof d !== "string" || d === ""))) {
+    return fail(`field "depends_on" of tool_use ${block.id} must be an array of tool_use ids`)
+  }
+  const use = { type: "tool_use" as const, id: block.id, name: block.name, input: block.input ?? {} }
+  return Effect.succeed(deps === undefined ? use : { ...use, depends_on: deps as ReadonlyArray<string> })
 }
 
-const parseJson = (text: string, where: string): Effect.Effect<unknown, InvalidInputError> =>
-  Schema.decodeUnknown(Schema.parseJson())(text).pipe(
-    Effect.mapError(
-      (e) =>
-        new InvalidInputError({
-          message: `${where}: invalid JSON (${e.message.split("\n").pop()?.trim() ?? "parse error"})`
-        })
-    )
-  )
+/** Where, in `text`, a JSON.parse error points: its stated position, or the first unexpected token outside strings. */
+const errorOffset = (text: string, message: string): number | undefined => {
+  const stated = /at position (\d+)/.exec(message)
+  if (stated !== null) return Number(stated[1])
+  const token = /^Unexpected token '(.)'/.exec(message)?.[1]
+  if (token === undefined) return /end of JSON input/.test(message) ? text.length : undefined
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]
+    if (inString) {
+      if (c === "\\") i++
+      else if (c === '"') inString = false
+    } else if (c === '"') inString = true
+    else if (c === token) return i
+  }
+  return undefined
+}
+
+/** A JSON.parse message as `line N, column M: …` (line counted from `firstLine`, column from 1). */
+export const describeJsonError = (text: string, message: string, firstLine: number): string => {
+  const what = message.replace(/ in JSON at position \d+.*$/, "").replace(/, ".*" is not valid JSON$/s, "")
+  const offset = errorOffset(text, message)
+  if (offset === undefined) return `line ${firstLine}: invalid JSON: ${what}`
+  const before = text.slice(0, offset).split("\n")
+  return `line ${firstLine + before.length - 1}, column ${(before.at(-1)?.length ?? 0) + 1}: invalid JSON: ${what}`
+}
+
+const parseJson = (text: string, firstLine: number): Effect.Effect<unknown, InvalidInputError> =>
+  Effect.try({
+    try: () => JSON.parse(text) as unknown,
+    catch: (e) =>
+      new InvalidInputError({
+        message: describeJsonError(text, e instanceof Error ? e.message : String(e), firstLine)
+      })
+  })
 
 /** Extracts the tool_use blocks of a whole document: an array of blocks or an assistant message. */
-const fromDocument = (doc: unknown, firstLine: number): Effect.Effect<ReadonlyArray<ToolUse>, InvalidInputError> => {
+const fromDocument = (doc: unknown, firstLine: number): Effect.Effect<ReadonlyArray<ToolCall>, InvalidInputError> => {
   const where = `line ${firstLine}`
   if (Array.isArray(doc)) return Effect.forEach(doc, (item, i) => toToolUse(item, `${where}, item ${i + 1}`))
   if (typeof doc === "object" && doc !== null && "role" in doc) {
@@ -71,7 +103,7 @@ const isToolUseLike = (u: unknown): boolean =>
  * message, or a JSON document spread over several lines is read to the end first. Duplicate ids are refused
  * with the line that repeats them.
  */
-export const parseLines = <E>(lines: Stream.Stream<string, E>): Stream.Stream<ToolUse, E | InvalidInputError> =>
+export const parseLines = <E>(lines: Stream.Stream<string, E>): Stream.Stream<ToolCall, E | InvalidInputError> =>
   Stream.suspend(() => {
     let mode: "unknown" | "lines" | "document" = "unknown"
     let lineNo = 0
@@ -79,7 +111,7 @@ export const parseLines = <E>(lines: Stream.Stream<string, E>): Stream.Stream<To
     const buffer: Array<string> = []
     const seen = new Map<string, string>()
 
-    const unique = (use: ToolUse, where: string): Effect.Effect<ToolUse, InvalidInputError> => {
+    const unique = (use: ToolCall, where: string): Effect.Effect<ToolCall, InvalidInputError> => {
       const earlier = seen.get(use.id)
       if (earlier !== undefined) {
         return Effect.fail(
@@ -90,7 +122,7 @@ export const parseLines = <E>(lines: Stream.Stream<string, E>): Stream.Stream<To
       return Effect.succeed(use)
     }
 
-    const onLine = (line: string): Effect.Effect<ReadonlyArray<ToolUse>, InvalidInputError> =>
+    const onLine = (line: string): Effect.Effect<ReadonlyArray<ToolCall>, InvalidInputError> =>
       Effect.suspend(() => {
         lineNo++
         const trimmed = line.trim()
@@ -116,16 +148,16 @@ export const parseLines = <E>(lines: Stream.Stream<string, E>): Stream.Stream<To
           mode = "lines"
         }
         const where = `line ${lineNo}`
-        return parseJson(trimmed, where).pipe(
+        return parseJson(line, lineNo).pipe(
           Effect.flatMap((u) => toToolUse(u, where)),
           Effect.flatMap((u) => unique(u, where)),
           Effect.map((u) => [u])
         )
       })
 
-    const atEnd: Effect.Effect<ReadonlyArray<ToolUse>, InvalidInputError> = Effect.suspend(() => {
+    const atEnd: Effect.Effect<ReadonlyArray<ToolCall>, InvalidInputError> = Effect.suspend(() => {
       if (mode !== "document") return Effect.succeed([])
-      return parseJson(buffer.join("\n"), `line ${docStart}`).pipe(
+      return parseJson(buffer.join("\n"), docStart).pipe(
         Effect.flatMap((doc) => fromDocument(doc, docStart)),
         Effect.flatMap((uses) => Effect.forEach(uses, (u, i) => unique(u, `line ${docStart}, item ${i + 1}`)))
       )

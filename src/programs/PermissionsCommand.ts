@@ -113,6 +113,29 @@ export const check = (options: CheckOptions) =>
     }).pipe(Effect.provide(policyLayer), Effect.provide(toolsLayer(cwd)))
   })
 
+/** The printed decision. */
+export type CheckResult = Effect.Effect.Success<ReturnType<typeof check>>
+
+/** The exit status of a decision, for scripts and hooks: 0 allow, 1 ask, 3 deny. */
+export const exitStatus = (behavior: CheckResult["behavior"]): number =>
+  behavior === "allow" ? 0 : behavior === "ask" ? 1 : 3
+
+/** The decision for a person: behaviour, reason, rule and source, then the trace as a short list. */
+export const checkText = (result: CheckResult): string => {
+  const lines = [
+    `${result.behavior.toUpperCase()}  ${result.reason}`,
+    `  rule:   ${result.rule ?? "-"}`,
+    `  source: ${result.source ?? "-"}`,
+    "  trace:"
+  ]
+  for (const step of result.trace) {
+    const rule =
+      step.rule === undefined ? "" : ` [${step.rule}${step.source === undefined ? "" : ` from ${step.source}`}]`
+    lines.push(`    ${step.step}: ${step.outcome}${rule}${step.reason === "" ? "" : ` — ${step.reason}`}`)
+  }
+  return lines.join("\n")
+}
+
 const checkCommand = Command.make(
   "check",
   {
@@ -123,11 +146,23 @@ const checkCommand = Command.make(
     permissionMode: engineOptions.permissionMode,
     allowedTools: engineOptions.allowedTools,
     disallowedTools: engineOptions.disallowedTools,
-    cwd: engineOptions.cwd
+    cwd: engineOptions.cwd,
+    output: Options.choice("output", ["text", "json"]).pipe(
+      Options.withDescription("text (default on a terminal) or json (one line; default otherwise)"),
+      Options.optional
+    )
   },
   (options) =>
     check(options).pipe(
-      Effect.flatMap((result) => Console.log(JSON.stringify(result))),
+      Effect.flatMap((result) => {
+        const format = Option.getOrElse(options.output, () => (process.stdout.isTTY === true ? "text" : "json"))
+        return Effect.zipRight(
+          Console.log(format === "json" ? JSON.stringify(result) : checkText(result)),
+          Effect.sync(() => {
+            process.exitCode = exitStatus(result.behavior)
+          })
+        )
+      }),
       Effect.catchAll((error) =>
         Effect.zipRight(
           Console.error(`armature permissions check: ${error.message}`),
@@ -137,7 +172,11 @@ const checkCommand = Command.make(
         )
       )
     )
-).pipe(Command.withDescription("Decide one call and print the decision with its trace; runs nothing, no hooks"))
+).pipe(
+  Command.withDescription(
+    "Decide one call and print the decision with its trace (exit 0 allow, 1 ask, 3 deny); runs nothing, no hooks"
+  )
+)
 
 /** `armature permissions`. */
 export const command = Command.make("permissions").pipe(

@@ -26,7 +26,8 @@ export const engineOptions = {
   ),
   settings: Options.file("settings").pipe(
     Options.withDescription("A settings file in Claude Code's shape, applied over the standard ones (repeatable)"),
-    Options.repeated
+    Options.repeated,
+    Options.withDefault([])
   ),
   settingSources: Options.text("setting-sources").pipe(
     Options.withDescription("Which standard settings files to read: a comma separated list of user, project, local"),
@@ -38,11 +39,13 @@ export const engineOptions = {
   ),
   allowedTools: Options.text("allowed-tools").pipe(
     Options.withDescription('Allow rules, comma or space separated, e.g. "Read,Bash(git status:*)"'),
-    Options.repeated
+    Options.repeated,
+    Options.withDefault([])
   ),
   disallowedTools: Options.text("disallowed-tools").pipe(
     Options.withDescription("Deny rules, comma or space separated"),
-    Options.repeated
+    Options.repeated,
+    Options.withDefault([])
   ),
   maxConcurrency: Options.integer("max-concurrency").pipe(
     Options.withDescription("Most calls executing at once (default 10, or ARMATURE_MAX_TOOL_CONCURRENCY)"),

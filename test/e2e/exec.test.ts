@@ -138,4 +138,41 @@ describe("armature exec (process)", () => {
     expect(run.stdout()).toMatch(/^ID +TOOL +STATUS +MS +RESULT\na +Bash +error /)
     expect(run.stdout()).toContain("1 calls, 1 errors")
   }, 60_000)
+
+  it("depends_on starts a call after its dependencies; --wide; fatal input: line and column, no summary", async () => {
+    const dir = tmp()
+    const deps = Path.join(dir, "deps.jsonl")
+    const a = { type: "tool_use", id: "a", name: "Sleep", input: { duration_ms: 400 } }
+    const b = { type: "tool_use", id: "b", name: "Sleep", input: { duration_ms: 10 }, depends_on: ["a"] }
+    const c = { type: "tool_use", id: "c", name: "Sleep", input: { duration_ms: 10 } }
+    Fs.writeFileSync(deps, [a, b, c].map((x) => JSON.stringify(x)).join("\n"))
+    const long = Path.join(dir, "long.jsonl")
+    const word = "x".repeat(150)
+    const bash = { type: "tool_use", id: "w", name: "Bash", input: { command: `echo ${word}` } }
+    Fs.writeFileSync(long, JSON.stringify(bash))
+    const broken = Path.join(dir, "broken.json")
+    Fs.writeFileSync(broken, `[\n  ${JSON.stringify(c)},\n  {"type": "tool_use" "id": "d"}\n]\n`)
+    const [ordered, wide, narrow, fatal] = [
+      start([deps, "--output", "stream-json"], dir),
+      start([long, "--wide", "--allowed-tools", "Bash(echo:*)"], dir),
+      start([long, "--allowed-tools", "Bash(echo:*)"], dir),
+      start([broken], dir)
+    ]
+    expect(await Promise.all([ordered.done, wide.done, narrow.done, fatal.done])).toEqual([0, 0, 0, 2])
+    const at = (id: string, state: string) =>
+      ordered.lines.find((l) => l.type === "state" && l.tool_use_id === id && l.state === state)?.t_ms as number
+    // c (no dependency) runs alongside a; b waits for a's result
+    expect(at("c", "executing")).toBeLessThan(at("a", "completed"))
+    expect(at("b", "executing")).toBeGreaterThanOrEqual(at("a", "completed"))
+    expect(ordered.lines.filter((l) => l.type === "tool_result").map((l) => [l.tool_use_id, l.is_error])).toEqual([
+      ["a", false],
+      ["b", false],
+      ["c", false]
+    ])
+    expect(wide.stdout()).toContain(word)
+    expect(narrow.stdout()).not.toContain(word)
+    expect(narrow.stdout()).toContain(`${word.slice(0, 90)}`)
+    expect(fatal.stdout()).toBe("")
+    expect(fatal.stderr()).toBe(`armature: line 3, column 23: invalid JSON: Expected ',' or '}' after property value\n`)
+  }, 120_000)
 })

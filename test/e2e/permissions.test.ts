@@ -73,7 +73,7 @@ describe("armature permissions check", () => {
     expect(allow.trace.at(-1)).toMatchObject({ step: "allowRules", outcome: "allow", rule: "Bash(npm run test:*)" })
     expect(projectOnly.stdout.trim().split("\n")).toHaveLength(1)
 
-    expect(withLocal.code).toBe(0)
+    expect(withLocal.code).toBe(3)
     expect(JSON.parse(withLocal.stdout)).toMatchObject({
       behavior: "deny",
       rule: "Bash(curl:*)",
@@ -104,13 +104,45 @@ describe("armature permissions check", () => {
       ]),
       run(["--tool", "Bash", "--input", JSON.stringify({ command: "npm run test" }), "--cwd", proj])
     ])
-    expect(plan.code).toBe(0)
+    expect(plan.code).toBe(3)
     expect(JSON.parse(plan.stdout)).toMatchObject({ behavior: "deny", rule: null, source: null })
     expect(JSON.parse(plan.stdout).reason).toMatch(/Plan mode: Write is not read-only$/)
+    expect(ask.code).toBe(1)
     expect(JSON.parse(ask.stdout)).toMatchObject({
       behavior: "ask",
       rule: "Bash(npm run test:*)",
       source: localSettings
     })
+  })
+
+  it("--output text shows behaviour, reason, rule, source and the trace; exit 0 allow, 1 ask, 3 deny", {
+    timeout: 240_000
+  }, async () => {
+    const [allow, ask, deny] = await Promise.all(
+      ["echo hi", "npm run test", "curl evil.io"].map((command) =>
+        run([
+          "--tool",
+          "Bash",
+          "--input",
+          JSON.stringify({ command }),
+          "--disallowedTools",
+          "Bash(curl:*)",
+          "--output",
+          "text",
+          "--cwd",
+          proj
+        ])
+      )
+    )
+    expect([allow.code, ask.code, deny.code]).toEqual([0, 1, 3])
+    const lines = deny.stdout.trimEnd().split("\n")
+    expect(lines[0]).toMatch(/^DENY {2}\S/)
+    expect(lines.slice(1, 4)).toEqual(["  rule:   Bash(curl:*)", "  source: --disallowed-tools", "  trace:"])
+    expect(lines.slice(4).length).toBeGreaterThan(0)
+    expect(lines.slice(4).every((line) => /^ {4}\w+: (allow|deny|ask|passthrough|skip)/.test(line))).toBe(true)
+    expect(ask.stdout).toMatch(/^ASK {2}/)
+    expect(ask.stdout).toContain(`  source: ${localSettings}`)
+    expect(allow.stdout).toMatch(/^ALLOW {2}/)
+    expect(`${allow.stdout}${ask.stdout}${deny.stdout}`).not.toContain("\x1b[")
   })
 })

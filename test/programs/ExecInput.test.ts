@@ -44,7 +44,15 @@ describe("ExecInput.parseLines", () => {
   it.effect("names the line of invalid JSON", () =>
     Effect.gen(function* () {
       const message = yield* errorOf([JSON.stringify(use("a")), "{not json"].join("\n"))
-      expect(message).toMatch(/^line 2: invalid JSON/)
+      expect(message).toBe("line 2, column 2: invalid JSON: Expected property name or '}'")
+    })
+  )
+
+  it.effect("names line and column inside a document spread over several lines", () =>
+    Effect.gen(function* () {
+      const text = ["", "[", `  ${JSON.stringify(use("a"))},`, '  {"type": "tool_use" "id": "b"}', "]"].join("\n")
+      expect(yield* errorOf(text)).toBe("line 4, column 23: invalid JSON: Expected ',' or '}' after property value")
+      expect(yield* errorOf("[1,\n2,\n}")).toBe("line 3, column 1: invalid JSON: Unexpected token '}'")
     })
   )
 

@@ -1,0 +1,50 @@
+import { describe, expect, it } from "@effect/vitest"
+import { FastCheck } from "effect"
+import * as HelpText from "../../src/programs/HelpText.js"
+
+describe("HelpText", () => {
+  it.prop(
+    "wrap keeps every piece within 100 columns and loses no word",
+    [FastCheck.array(FastCheck.stringMatching(/^[a-z|[\].-]{1,20}$/), { maxLength: 60 }), FastCheck.nat(8)],
+    ([words, indent]) => {
+      const line = `${" ".repeat(indent)}${words.join(" ")}`
+      const pieces = HelpText.wrap(line)
+      expect(pieces.every((piece) => piece.length <= HelpText.width)).toBe(true)
+      expect(
+        pieces
+          .join(" ")
+          .split(/ +/)
+          .filter((w) => w !== "")
+      ).toEqual(words)
+    }
+  )
+
+  it("tidy names a subcommand by its path and lists commands compactly", () => {
+    const page = [
+      "\x1b[1mUSAGE\x1b[0m",
+      "",
+      "$ schema [--cwd directory]",
+      "",
+      "COMMANDS",
+      "",
+      `  - tools list [--json] [--cwd directory]${" ".repeat(200)}List the tools`,
+      "",
+      `  - permissions check --tool text${" ".repeat(200)}Decide one call`,
+      ""
+    ].join("\n")
+    expect(HelpText.tidy(page, ["armature", "tools", "schema"])).toBe(
+      [
+        "USAGE",
+        "",
+        "$ armature tools schema [--cwd directory]",
+        "",
+        "COMMANDS",
+        "",
+        "  tools list         List the tools",
+        "  permissions check  Decide one call",
+        ""
+      ].join("\n")
+    )
+    expect(HelpText.tidy(page, ["armature"], true)).toContain("\x1b[1mUSAGE\x1b[0m")
+  })
+})
