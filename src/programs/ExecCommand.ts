@@ -281,7 +281,9 @@ const source = Args.text({ name: "FILE" }).pipe(
 )
 
 const wide = Options.boolean("wide").pipe(
-  Options.withDescription("Text output: show each result in full (on one line) instead of fitting the table to the screen")
+  Options.withDescription(
+    "Text output: show each result in full (on one line) instead of fitting the table to the screen"
+  )
 )
 
 const output = Options.choice("output", ["text", "json", "stream-json"]).pipe(
