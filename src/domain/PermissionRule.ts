@@ -1,5 +1,5 @@
 /**
- * Permission rules in Claude Code syntax (SPEC §5.1): parsing, and pure matching against tools, shell commands,
+ * Permission rules in Claude Code syntax: parsing, and pure matching against tools, shell commands,
  * paths and URLs. Everything that touches the file system (symlink resolution) is done by the caller, which passes
  * already-resolved paths in.
  */
@@ -183,21 +183,91 @@ export const matchesCommand = (content: string, command: string): boolean => {
   return cmd === pattern
 }
 
-const passThroughWords: ReadonlySet<string> = new Set(["command", "builtin", "sudo", "xargs", "doas"])
+/**
+ * A word of a command form: its value, or `null` when it is only known when the shell runs (an expansion, a glob,
+ * the words `xargs` appends, a `find -exec` `{}`); `null` may stand for any text, several words or none.
+ */
+export type FormWord = string | null
+
+/** One spelling of a simple command that deny and ask rules are matched against (see docs/permissions.md). */
+export type CommandForm = ReadonlyArray<FormWord>
+
+/** A pattern over characters: a char code, or `star` for any text. */
+type Glob = ReadonlyArray<number>
+
+const star = -1
+
+const charsOf = (text: string, wild: boolean): Array<number> =>
+  Array.from(text, (char) => (wild && char === "*" ? star : char.charCodeAt(0)))
+
+const space = " ".charCodeAt(0)
+
+/** The texts a rule's content matches, as globs: `p:*` is `p` or `p *`, a `*` pattern itself, else the text. */
+const ruleGlobs = (content: string): ReadonlyArray<Glob> => {
+  const pattern = collapse(content)
+  if (pattern.endsWith(":*")) {
+    const prefix = charsOf(pattern.slice(0, -2).trimEnd(), false)
+    return [prefix, [...prefix, space, star]]
+  }
+  return [charsOf(pattern, pattern.includes("*"))]
+}
+
+/** The texts a form may be at run time: its words joined by single spaces, each unknown word any text. */
+const formGlob = (form: CommandForm): Glob => {
+  const out: Array<number> = []
+  form.forEach((word, at) => {
+    if (at > 0) out.push(space)
+    if (word === null) out.push(star)
+    else out.push(...charsOf(word, false))
+  })
+  const collapsed: Array<number> = []
+  for (const code of out) {
+    const blank = code !== star && /\s/.test(String.fromCharCode(code))
+    if (blank && (collapsed.length === 0 || collapsed[collapsed.length - 1] === space)) continue
+    collapsed.push(blank ? space : code)
+  }
+  while (collapsed.length > 0 && collapsed[collapsed.length - 1] === space) collapsed.pop()
+  return collapsed
+}
 
 /**
- * The forms of a simple command a deny or ask rule is matched against: the command itself, and (stricter) the
- * command with `command`/`builtin`/`sudo`/`xargs` and their flags stripped.
+ * True when some text matches both globs. Walks the second glob once, keeping the set of positions the first can
+ * be at (linear in the form's length times the rule's).
  */
-export const denyForms = (argv: ReadonlyArray<string>): ReadonlyArray<string> => {
-  const forms = [argv.join(" ")]
-  let rest = argv
-  while (rest.length > 0 && passThroughWords.has(rest[0])) {
-    rest = rest.slice(1)
-    while (rest.length > 0 && rest[0].startsWith("-")) rest = rest.slice(1)
-    if (rest.length > 0) forms.push(rest.join(" "))
+const intersects = (a: Glob, b: Glob): boolean => {
+  const n = a.length
+  let current = new Uint8Array(n + 1)
+  current[0] = 1
+  for (let j = 0; ; j++) {
+    const next = new Uint8Array(n + 1)
+    let any = false
+    for (let i = 0; i <= n; i++) {
+      if (current[i] === 0) continue
+      if (i < n && a[i] === star) current[i + 1] = 1
+      if (j === b.length) continue
+      if (b[j] === star) {
+        next[i] = 1
+        any = true
+        if (i < n) current[i + 1] = 1
+      } else if (i < n && (a[i] === star || a[i] === b[j])) {
+        next[a[i] === star ? i : i + 1] = 1
+        any = true
+      }
+    }
+    if (j === b.length) return current[n] === 1
+    if (!any) return false
+    current = next
   }
-  return forms
+}
+
+/**
+ * Whether a `Bash(...)` rule's content may match a command form: exactly as `matchesCommand` when every word is
+ * known, and when some word is only known at run time, whether any value it could take makes the rule match.
+ */
+export const mayMatchCommand = (content: string, form: CommandForm): boolean => {
+  if (form.every((word) => word !== null)) return matchesCommand(content, form.join(" "))
+  const command = formGlob(form)
+  return ruleGlobs(content).some((rule) => intersects(rule, command))
 }
 
 // --- Paths ------------------------------------------------------------------------------------------------------

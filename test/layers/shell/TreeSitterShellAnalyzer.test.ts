@@ -311,9 +311,13 @@ layer(TreeSitterShellAnalyzer.layer)("TreeSitterShellAnalyzer", (it) => {
         {
           text: "FOO=1 timeout 5 grep -n 'a b' \"$F\"",
           argv: ["grep", "-n", "a b", '"$F"'],
-          normalized: 'grep -n a b "$F"'
+          normalized: 'grep -n a b "$F"',
+          forms: [
+            ["timeout", "5", "grep", "-n", "a b", null],
+            ["grep", "-n", "a b", null]
+          ]
         },
-        { text: "wc -l", argv: ["wc", "-l"], normalized: "wc -l" }
+        { text: "wc -l", argv: ["wc", "-l"], normalized: "wc -l", forms: [["wc", "-l"]] }
       ])
     })
   )
