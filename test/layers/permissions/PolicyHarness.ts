@@ -47,7 +47,8 @@ const make = <F extends Schema.Struct.Fields>(
 
 /** Tools declared as the built-in ones are (name, category, read-only). */
 export const tools = {
-  Bash: make("Bash", { command: Schema.String }, { category: "shell" }),
+  // The real Bash tool asks the analyzer; the policy combines `isReadOnly` with its own analysis the same way.
+  Bash: make("Bash", { command: Schema.String }, { category: "shell", isReadOnly: () => true }),
   Read: make("Read", { file_path: Schema.String }, { category: "file", isReadOnly: () => true }),
   Edit: make("Edit", { file_path: Schema.String }, { category: "file" }),
   Write: make("Write", { file_path: Schema.String }, { category: "file" }),
