@@ -192,10 +192,14 @@ export type FormWord = string | null
 /** One spelling of a simple command that deny and ask rules are matched against (see docs/permissions.md). */
 export type CommandForm = ReadonlyArray<FormWord>
 
-/** A pattern over characters: a char code, or `star` for any text. */
+/**
+ * A pattern over characters: a char code, `star` for any text, or `gate` (always followed by `star`): either a blank
+ * and then the star's text, or nothing at all (an unknown word after another is " words" or "").
+ */
 type Glob = ReadonlyArray<number>
 
 const star = -1
+const gate = -2
 
 const charsOf = (text: string, wild: boolean): Array<number> =>
   Array.from(text, (char) => (wild && char === "*" ? star : char.charCodeAt(0)))
@@ -212,18 +216,28 @@ const ruleGlobs = (content: string): ReadonlyArray<Glob> => {
   return [charsOf(pattern, pattern.includes("*"))]
 }
 
-/** The texts a form may be at run time: its words joined by single spaces, each unknown word any text. */
+/**
+ * The texts a form may be at run time, as `matchesCommand` sees a command (words joined by single blanks, blanks
+ * collapsed, trimmed): an unknown word is any text, several words or none.
+ */
 const formGlob = (form: CommandForm): Glob => {
   const out: Array<number> = []
   form.forEach((word, at) => {
-    if (at > 0) out.push(space)
-    if (word === null) out.push(star)
-    else out.push(...charsOf(word, false))
+    if (word === null) out.push(...(at === 0 ? [star] : [gate, star]))
+    else {
+      if (at > 0 && !(at === 1 && form[0] === null)) out.push(space)
+      out.push(...charsOf(word, false))
+    }
   })
   const collapsed: Array<number> = []
   for (const code of out) {
-    const blank = code !== star && /\s/.test(String.fromCharCode(code))
-    if (blank && (collapsed.length === 0 || collapsed[collapsed.length - 1] === space)) continue
+    const blank = code >= 0 && /\s/.test(String.fromCharCode(code))
+    const last = collapsed[collapsed.length - 1]
+    // Nothing known before an unknown word: it is the head, any text including the blank after it.
+    const head = collapsed.length === 1 && last === star
+    if (blank && (last === undefined || last === space || head)) continue
+    if (code === gate && collapsed.length === 0) continue
+    if (code === gate && last === space) collapsed.pop()
     collapsed.push(blank ? space : code)
   }
   while (collapsed.length > 0 && collapsed[collapsed.length - 1] === space) collapsed.pop()
@@ -231,32 +245,35 @@ const formGlob = (form: CommandForm): Glob => {
 }
 
 /**
- * True when some text matches both globs. Walks the second glob once, keeping the set of positions the first can
- * be at (linear in the form's length times the rule's).
+ * True when some text matches both globs (`b` may hold gates). Walks `b` once, keeping the set of positions `a` can
+ * be at for the next three positions of `b`: linear in the form's length times the rule's.
  */
 const intersects = (a: Glob, b: Glob): boolean => {
   const n = a.length
-  let current = new Uint8Array(n + 1)
-  current[0] = 1
+  const m = b.length
+  const columns = [new Uint8Array(n + 1), new Uint8Array(n + 1), new Uint8Array(n + 1)]
+  columns[0][0] = 1
   for (let j = 0; ; j++) {
-    const next = new Uint8Array(n + 1)
-    let any = false
+    const current = columns[j % 3]
+    const next = columns[(j + 1) % 3]
+    const after = columns[(j + 2) % 3]
     for (let i = 0; i <= n; i++) {
       if (current[i] === 0) continue
       if (i < n && a[i] === star) current[i + 1] = 1
-      if (j === b.length) continue
-      if (b[j] === star) {
+      if (j === m) continue
+      const token = b[j]
+      if (token === star) {
         next[i] = 1
-        any = true
         if (i < n) current[i + 1] = 1
-      } else if (i < n && (a[i] === star || a[i] === b[j])) {
+      } else if (token === gate) {
+        after[i] = 1
+        if (i < n && (a[i] === star || a[i] === space)) next[a[i] === star ? i : i + 1] = 1
+      } else if (i < n && (a[i] === star || a[i] === token)) {
         next[a[i] === star ? i : i + 1] = 1
-        any = true
       }
     }
-    if (j === b.length) return current[n] === 1
-    if (!any) return false
-    current = next
+    if (j === m) return current[n] === 1
+    current.fill(0)
   }
 }
 

@@ -123,8 +123,9 @@ const wrapperForms = (wrapper: Wrapper, args: ReadonlyArray<Word>, context: Cont
   const words = command.map((word) =>
     replaced.some((text) => text !== "" && word.value.includes(text)) ? unknownWord : word
   )
+  // The input's words are arguments of the command: to `env`, `eval` or `find` they may be a command or code.
   const run = words.length > 0 ? words : [{ value: "echo", literal: true, glob: false }]
-  return formsOf(run, context).map((form) => [...form, null])
+  return formsOf([...run, unknownWord], context)
 }
 
 /** `find … -exec CMD … ;` (and `-execdir`, `-ok`, `-okdir`): `{}` is a file name known only at run time. */
