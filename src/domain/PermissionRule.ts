@@ -216,22 +216,30 @@ const ruleGlobs = (content: string): ReadonlyArray<Glob> => {
   return [charsOf(pattern, pattern.includes("*"))]
 }
 
+const isBlank = (code: number): boolean =>
+  code === space || (code >= 9 && code <= 13) || (code > 127 && /\s/.test(String.fromCharCode(code)))
+
+const formGlobs = new WeakMap<CommandForm, Glob>()
+
 /**
  * The texts a form may be at run time, as `matchesCommand` sees a command (words joined by single blanks, blanks
  * collapsed, trimmed): an unknown word is any text, several words or none.
  */
 const formGlob = (form: CommandForm): Glob => {
   const out: Array<number> = []
-  form.forEach((word, at) => {
-    if (word === null) out.push(...(at === 0 ? [star] : [gate, star]))
-    else {
-      if (at > 0 && !(at === 1 && form[0] === null)) out.push(space)
-      out.push(...charsOf(word, false))
+  for (let at = 0; at < form.length; at++) {
+    const word = form[at]
+    if (word === null) {
+      if (at > 0) out.push(gate)
+      out.push(star)
+      continue
     }
-  })
+    if (at > 0 && !(at === 1 && form[0] === null)) out.push(space)
+    for (let k = 0; k < word.length; k++) out.push(word.charCodeAt(k))
+  }
   const collapsed: Array<number> = []
   for (const code of out) {
-    const blank = code >= 0 && /\s/.test(String.fromCharCode(code))
+    const blank = code >= 0 && isBlank(code)
     const last = collapsed[collapsed.length - 1]
     // Nothing known before an unknown word: it is the head, any text including the blank after it.
     const head = collapsed.length === 1 && last === star
@@ -252,6 +260,7 @@ const intersects = (a: Glob, b: Glob): boolean => {
   const n = a.length
   const m = b.length
   const columns = [new Uint8Array(n + 1), new Uint8Array(n + 1), new Uint8Array(n + 1)]
+  const live = [true, false, false]
   columns[0][0] = 1
   for (let j = 0; ; j++) {
     const current = columns[j % 3]
@@ -264,16 +273,24 @@ const intersects = (a: Glob, b: Glob): boolean => {
       const token = b[j]
       if (token === star) {
         next[i] = 1
+        live[(j + 1) % 3] = true
         if (i < n) current[i + 1] = 1
       } else if (token === gate) {
         after[i] = 1
-        if (i < n && (a[i] === star || a[i] === space)) next[a[i] === star ? i : i + 1] = 1
+        live[(j + 2) % 3] = true
+        if (i < n && (a[i] === star || a[i] === space)) {
+          next[a[i] === star ? i : i + 1] = 1
+          live[(j + 1) % 3] = true
+        }
       } else if (i < n && (a[i] === star || a[i] === token)) {
         next[a[i] === star ? i : i + 1] = 1
+        live[(j + 1) % 3] = true
       }
     }
     if (j === m) return current[n] === 1
     current.fill(0)
+    live[j % 3] = false
+    if (!live[(j + 1) % 3] && !live[(j + 2) % 3]) return false
   }
 }
 
@@ -283,8 +300,13 @@ const intersects = (a: Glob, b: Glob): boolean => {
  */
 export const mayMatchCommand = (content: string, form: CommandForm): boolean => {
   if (form.every((word) => word !== null)) return matchesCommand(content, form.join(" "))
-  const command = formGlob(form)
-  return ruleGlobs(content).some((rule) => intersects(rule, command))
+  let command = formGlobs.get(form)
+  if (command === undefined) {
+    command = formGlob(form)
+    formGlobs.set(form, command)
+  }
+  const glob = command
+  return ruleGlobs(content).some((rule) => intersects(rule, glob))
 }
 
 // --- Paths ------------------------------------------------------------------------------------------------------
