@@ -1,5 +1,7 @@
 /**
  * Executor benchmarks, printing one JSON object per line:
+ * - overhead in batches: 500 batches of 10 no-op calls through the executor against Effect.forEach with
+ *   concurrency 10 over each batch, as a ratio;
  * - overhead: 10,000 no-op calls through the executor (full pipeline, pass-through permissions and hooks)
  *   against a plain Effect.forEach over the same handlers with the same concurrency, as a ratio;
  * - streaming: virtual time (TestClock) of the seed 000 example `[Read a, Read b, Bash, Read c]` when calls start
@@ -80,6 +82,42 @@ const overhead = Effect.gen(function* () {
   }
 })
 
+/** 500 batches of 10 no-op calls, the way a model turn brings them, against Effect.forEach over each batch. */
+const batchedOverhead = Effect.gen(function* () {
+  const batches = 500
+  const size = 10
+  const executor = yield* ToolExecutor
+  const all = Array.from({ length: batches }, (_, b) =>
+    Array.from({ length: size }, (_, i) => call(`b${b}c${i}`, "Read", 0))
+  )
+  const time = <A, E>(effect: Effect.Effect<A, E>) =>
+    Effect.gen(function* () {
+      const start = performance.now()
+      yield* effect
+      return performance.now() - start
+    })
+  const viaExecutor = Effect.forEach(all, (batch) => executor.runBatchCollect(batch), { discard: true })
+  const viaForEach = Effect.forEach(
+    all,
+    (batch) => Effect.forEach(batch, (c) => handler(c.input as { ms: number }), { concurrency: size, discard: true }),
+    { discard: true }
+  )
+  yield* viaExecutor
+  yield* viaForEach
+  const executorMs = yield* time(viaExecutor)
+  const forEachMs = yield* time(viaForEach)
+  const n = batches * size
+  return {
+    name: "executor-overhead-batches-of-10",
+    calls: n,
+    executor_ms: Math.round(executorMs),
+    forEach_ms: Math.round(forEachMs),
+    executor_us_per_call: Math.round((executorMs * 1000) / n),
+    forEach_us_per_call: Math.round(((forEachMs * 1000) / n) * 100) / 100,
+    ratio: Math.round((executorMs / forEachMs) * 10) / 10
+  }
+})
+
 /** The seed 000 example: the model streams four calls over 2 s; running them takes 5 s as a batch. */
 const seedCalls: ReadonlyArray<readonly [ToolCall, number]> = [
   [call("a", "Read", 1500), 500],
@@ -120,6 +158,7 @@ const streamingVsBatch = Effect.gen(function* () {
 })
 
 const main = Effect.gen(function* () {
+  console.log(JSON.stringify(yield* batchedOverhead))
   console.log(JSON.stringify(yield* overhead))
   console.log(JSON.stringify(yield* streamingVsBatch.pipe(Effect.provide(TestContext.TestContext))))
 })

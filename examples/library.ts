@@ -1,57 +1,32 @@
 /**
- * Armature as a library: define a tool, compose the engine from layers, run a batch.
- * Run: node --import tsx examples/library.ts
+ * Armature as a library: define a tool, build the engine with one line, run a batch.
+ * Run: node --import tsx examples/library.ts   (an application writes `from "armature"`)
  */
-import { NodeContext } from "@effect/platform-node"
-import { Effect, Layer, Schema } from "effect"
-import {
-  BuiltinTools,
-  CallbackApprover,
-  FsResultStore,
-  HooksLive,
-  RulePermissionPolicy,
-  SessionLive,
-  SettingsLoader,
-  StreamingExecutor,
-  Tool,
-  ToolExecutor,
-  ToolRegistryLive,
-  TreeSitterShellAnalyzer
-} from "../src/index.js"
+import { Effect, Schema } from "effect"
+import { Armature, Tool, ToolExecutor } from "../src/index.js"
 
 // 1. A tool: a Schema for its input, a handler, and flags. Omitted flags are fail-closed
 //    (writable, not concurrency-safe, needs permission).
-const Weather = ToolRegistryLive.register(
-  Tool.make({
-    name: "Weather",
-    description: "Returns today's weather for a city. Use it for weather questions only.",
-    input: Schema.Struct({ city: Schema.String.annotations({ description: "The city, e.g. Lisbon" }) }),
-    output: Schema.String,
-    isReadOnly: () => true,
-    isConcurrencySafe: () => true,
-    call: ({ city }) => Effect.succeed(`Sunny in ${city}`)
-  })
-)
+const Weather = Tool.make({
+  name: "Weather",
+  description: "Returns today's weather for a city. Use it for weather questions only.",
+  input: Schema.Struct({ city: Schema.String.annotations({ description: "The city, e.g. Lisbon" }) }),
+  output: Schema.String,
+  isReadOnly: () => true,
+  isConcurrencySafe: () => true,
+  call: ({ city }) => Effect.succeed(`Sunny in ${city}`)
+})
 
-// 2. The engine: every stage is a layer you can swap — settings and rules, the policy, hooks, who answers
-//    "ask" (here a callback, like an SDK's canUseTool), where large results go, and the tools.
-const cwd = process.cwd()
-const Engine = StreamingExecutor.layer({ maxConcurrency: 4 }).pipe(
-  Layer.provideMerge(Layer.mergeAll(Weather, BuiltinTools.layer)),
-  Layer.provideMerge(ToolRegistryLive.layer),
-  Layer.provideMerge(
-    Layer.mergeAll(
-      RulePermissionPolicy.layer,
-      CallbackApprover.layer((name) =>
-        Effect.succeed({ behavior: "deny" as const, message: `${name} needs a human here` })
-      ),
-      HooksLive.layerFromSession({ config: {} }),
-      FsResultStore.layer
-    )
-  ),
-  Layer.provideMerge(SettingsLoader.layer({ projectDir: cwd, allowedTools: ["Weather"] })),
-  Layer.provideMerge(Layer.mergeAll(SessionLive.layer({ cwd }), TreeSitterShellAnalyzer.layer, NodeContext.layer))
-)
+// 2. The engine: the built-in tools plus ours, Claude Code's settings and rules, hooks from the settings, large
+//    results on disk, and a callback that answers "ask" (like an SDK's canUseTool). Any part can be replaced
+//    with a Layer (`overrides`).
+const Engine = Armature.layerNode({
+  cwd: process.cwd(),
+  tools: [Weather],
+  allowedTools: ["Weather"],
+  maxConcurrency: 4,
+  approver: Armature.approveWith((name) => Effect.succeed({ behavior: "deny", message: `${name} needs a human here` }))
+})
 
 // 3. Feed tool_use blocks (from a model stream, or all at once) and read results in request order.
 export const program = Effect.gen(function* () {

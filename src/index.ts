@@ -1,6 +1,10 @@
 /**
- * Armature's public API: domain types, service ports and their layers.
+ * Armature's public API: the `Armature` preset (the whole engine as one layer), domain types, service ports and
+ * their layers. Test helpers are in `armature/testing`; the layers built on optional dependencies are in
+ * `armature/mcp` (the MCP SDK) and `armature/anthropic` (the Anthropic SDK). See docs/library.md.
  */
+
+export * as Armature from "./Armature.js"
 
 export * as Blocks from "./domain/Blocks.js"
 export * as DeferredTools from "./domain/DeferredTools.js"
@@ -22,9 +26,6 @@ export * as StreamingExecutor from "./layers/executor/StreamingExecutor.js"
 export * as FileStateCacheLive from "./layers/files/FileStateCacheLive.js"
 export * as CommandHookRunner from "./layers/hooks/CommandHookRunner.js"
 export * as HooksLive from "./layers/hooks/HooksLive.js"
-export * as McpClientsLive from "./layers/mcp/McpClientsLive.js"
-export * as McpServer from "./layers/mcp/McpServer.js"
-export * as AnthropicLanguageModel from "./layers/model/AnthropicLanguageModel.js"
 export * as CallbackApprover from "./layers/permissions/CallbackApprover.js"
 export * as RulePermissionPolicy from "./layers/permissions/RulePermissionPolicy.js"
 export * as TerminalApprover from "./layers/permissions/TerminalApprover.js"

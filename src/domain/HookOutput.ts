@@ -183,9 +183,13 @@ export const denied = (command: string, reason: string): HookVerdict => ({ comma
 /** The events on which a hook that times out, cannot start or dies denies instead of being ignored (stricter). */
 export const failClosedEvents: ReadonlySet<HookEvent> = new Set(["PreToolUse", "PermissionRequest"])
 
-/** A hook that could not give an answer (timeout, start failure, defect): deny or non-blocking by event. */
+/**
+ * A hook that could not give an answer (cannot be started, exit 126/127, killed by a signal, timed out, defect):
+ * on a guarding event a deny whose reason names the hook (`[{command}]: {message}`), elsewhere a non-blocking
+ * error with the same text.
+ */
 export const failed = (event: HookEvent, command: string, message: string): HookVerdict =>
-  failClosedEvents.has(event) ? denied(command, message) : nonBlocking(command, message)
+  failClosedEvents.has(event) ? denied(command, `[${command}]: ${message}`) : nonBlocking(command, message)
 
 const severity = (decision: PermissionBehavior | undefined): number =>
   decision === "deny" ? 3 : decision === "ask" ? 2 : decision === "allow" ? 1 : 0

@@ -4,22 +4,25 @@
 import * as Fs from "node:fs"
 import * as Readline from "node:readline"
 import { Args, Command, Options } from "@effect/cli"
-import { Clock, Console, Effect, Option, Stream } from "effect"
+import { Clock, Console, Deferred, Effect, Option, Stream } from "effect"
 import { contentText } from "../domain/Blocks.js"
 import { InvalidInputError } from "../domain/Errors.js"
 import type { ExecutorEvent, ResultEvent } from "../domain/ExecutorEvent.js"
-import { ToolExecutor } from "../services/ToolExecutor.js"
+import { makeControl, ToolExecutor } from "../services/ToolExecutor.js"
 import { parseLines } from "./ExecInput.js"
 import * as ExitCode from "./ExitCode.js"
 import { type EngineOptions, engineLayer, engineOptions, mcpReady, stderrLogger } from "./Runtime.js"
+import * as Signals from "./Signals.js"
 
-/** The summary line of SPEC §10. */
+/** The summary line: calls, errors, wall time and the sum of the calls' executing times. */
 export interface Summary {
   readonly type: "summary"
   readonly calls: number
   readonly errors: number
   readonly wall_ms: number
   readonly busy_ms: number
+  /** Present when a signal ended the run: which one. */
+  readonly interrupted?: Signals.Termination
 }
 
 /** Reads lines from a file or stdin as they arrive. */
@@ -52,7 +55,14 @@ const makeTally = () => {
         if (event.is_error) errors++
       }
     },
-    summary: (wall: number): Summary => ({ type: "summary", calls, errors, wall_ms: wall, busy_ms: busy })
+    summary: (wall: number, signal: Signals.Termination | undefined): Summary => ({
+      type: "summary",
+      calls,
+      errors,
+      wall_ms: wall,
+      busy_ms: busy,
+      ...(signal === undefined ? {} : { interrupted: signal })
+    })
   }
 }
 
@@ -121,10 +131,43 @@ export const textTable = (
     .join("\n")
 }
 
-/** Runs `exec` and prints in the chosen format; fails with InvalidInputError on unusable input. */
+/**
+ * Takes over SIGINT and SIGTERM for the run: the first SIGINT interrupts (calls whose tool cancels on interrupt
+ * stop, the others finish), a second one or a SIGTERM aborts every call; in both cases no more input is read.
+ * Returns the first signal received, once the run is over.
+ */
+const onSignals = (control: ExecuteControl) =>
+  Effect.gen(function* () {
+    const signals = yield* Signals.listen({
+      signals: ["SIGINT", "SIGTERM"],
+      note: (signal, n) =>
+        signal === "SIGINT" && n === 1 ? "\n[interrupting: Ctrl-C again to abort]\n" : "\n[aborting]\n"
+    })
+    let first: Signals.Termination | undefined
+    yield* Effect.forkScoped(
+      Stream.runForEach(signals, (signal) =>
+        Effect.suspend(() => {
+          const isFirst = first === undefined
+          first ??= signal
+          return isFirst && signal === "SIGINT" ? control.interrupt : control.abort
+        })
+      )
+    )
+    return () => first
+  })
+
+type ExecuteControl = Effect.Effect.Success<typeof makeControl>
+
+/**
+ * Runs `exec` and prints in the chosen format; fails with InvalidInputError on unusable input (then stdout gets no
+ * summary). On SIGINT/SIGTERM the calls in flight are interrupted, each gets its result, the summary names the
+ * signal and the exit status is 130/143.
+ */
 export const exec = (source: string, output: "text" | "json" | "stream-json") =>
   Effect.gen(function* () {
     const executor = yield* ToolExecutor
+    const control = yield* makeControl
+    const received = yield* onSignals(control)
     yield* mcpReady
     const tally = makeTally()
     const names = new Map<string, string>()
@@ -133,9 +176,10 @@ export const exec = (source: string, output: "text" | "json" | "stream-json") =>
     const collected: Array<ResultEvent> = []
     const startedAt = yield* Clock.currentTimeMillis
     const calls = parseLines(inputLines(source)).pipe(
+      Stream.interruptWhen(Deferred.await(control.interrupted)),
       Stream.tap((use) => Effect.sync(() => names.set(use.id, use.name)))
     )
-    const failure = yield* executor.execute(calls).pipe(
+    const failure = yield* executor.execute(calls, { control }).pipe(
       Stream.runForEach((event) =>
         Effect.suspend(() => {
           tally.see(event)
@@ -167,7 +211,13 @@ export const exec = (source: string, output: "text" | "json" | "stream-json") =>
       Effect.option
     )
     const wall = (yield* Clock.currentTimeMillis) - startedAt
-    const summary = tally.summary(wall)
+    const signal = received()
+    const summary = tally.summary(wall, signal)
+    if (Option.isSome(failure)) {
+      live.clear()
+      if (output === "text" && collected.length > 0) yield* Console.log(textTable(collected, names, timings))
+      return yield* Effect.fail(failure.value)
+    }
     if (output === "stream-json") yield* Console.log(JSON.stringify(summary))
     if (output === "json") {
       yield* Console.log(
@@ -195,8 +245,12 @@ export const exec = (source: string, output: "text" | "json" | "stream-json") =>
         `\n${summary.calls} calls, ${summary.errors} errors, wall ${summary.wall_ms} ms, busy ${summary.busy_ms} ms (parallelism ×${speedup})`
       )
     }
-    if (Option.isSome(failure)) return yield* Effect.fail(failure.value)
-  })
+    if (signal !== undefined) {
+      process.exitCode = Signals.exitStatus(signal)
+      // stdin may still be open: nothing more is read, and it must not keep the process alive
+      if (source === "-") process.stdin.destroy()
+    }
+  }).pipe(Effect.scoped)
 
 const source = Args.text({ name: "FILE" }).pipe(
   Args.withDescription("A JSON array of tool_use blocks, an assistant message, or JSON Lines; - for stdin"),

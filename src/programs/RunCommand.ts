@@ -4,21 +4,23 @@
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { Args, Command, Options } from "@effect/cli"
-import { Console, Effect, Layer, Option, Queue, Stream } from "effect"
+import { Console, Effect, Option, Stream } from "effect"
 import { contentText } from "../domain/Blocks.js"
 import { InvalidInputError } from "../domain/Errors.js"
 import * as AgentLoop from "../layers/agent/AgentLoop.js"
-import * as TranscriptLive from "../layers/agent/TranscriptLive.js"
-import * as AnthropicLanguageModel from "../layers/model/AnthropicLanguageModel.js"
 import {
   type AssistantContent,
   defaultMaxTokens,
   defaultModel,
+  defaultRetryPolicy,
   type Message,
+  type ModelEvent,
+  type RetryPolicy,
   type UserContent
 } from "../services/LanguageModel.js"
 import * as ExitCode from "./ExitCode.js"
 import { type EngineOptions, engineLayer, engineOptions } from "./Runtime.js"
+import * as Signals from "./Signals.js"
 
 /** The output formats of `run`. */
 export type OutputFormat = "text" | "json" | "stream-json"
@@ -26,9 +28,11 @@ export type OutputFormat = "text" | "json" | "stream-json"
 /** The parsed options of `run`. */
 export interface RunArgs extends EngineOptions {
   readonly prompt: string
-  readonly model: string
+  readonly model: Option.Option<string>
   readonly maxTurns: number
   readonly maxTokens: number
+  readonly maxRetries: Option.Option<number>
+  readonly appendSystemPrompt: Option.Option<string>
   readonly output: OutputFormat
   readonly resume: Option.Option<string>
 }
@@ -38,39 +42,20 @@ export interface RunArgs extends EngineOptions {
  * tools, executor) for a session with a given id, plus the transcript and the Anthropic model from the environment.
  * The terminal approver is used on a TTY, the headless one otherwise.
  */
-export const runLayer = (options: EngineOptions, sessionId: string | undefined) =>
-  Layer.mergeAll(TranscriptLive.layer, AnthropicLanguageModel.layerFromEnv()).pipe(
-    Layer.provideMerge(engineLayer(options, { sessionId }))
-  )
+export const runLayer = (options: EngineOptions, sessionId: string | undefined, retry?: RetryPolicy) =>
+  engineLayer(options, { sessionId, model: "anthropic", transcript: true, modelRetry: retry })
 
 /**
- * Ctrl-C as a stream, listening from the moment this effect runs (not from the stream's first pull, so no signal is
- * lost to a fiber that has not started yet): SIGINT no longer ends the process; the first two signals are emitted
- * (interrupt, then abort) and a third one hands over to the listeners that were there before (the runtime's).
+ * Ctrl-C as a stream (see `Signals.listen`): the first two signals are emitted (interrupt, then abort) and a third
+ * one hands over to the listeners that were there before (the runtime's).
  */
-export const sigints: Effect.Effect<Stream.Stream<void>> = Effect.gen(function* () {
-  const signals = yield* Queue.unbounded<void>()
-  // The listener stays for the rest of the process: a second Ctrl-C that lands while the run is already winding
-  // down must not kill the process by default action mid-teardown; a third still reaches the runtime's handler.
-  yield* Effect.sync(() => {
-    const previous = process.listeners("SIGINT")
-    let count = 0
-    const onSigint = (signal: NodeJS.Signals) => {
-      count++
-      if (count <= 2) {
-        if (process.stderr.isTTY === true) {
-          process.stderr.write(count === 1 ? "\n[interrupting: Ctrl-C again to abort]\n" : "\n[aborting]\n")
-        }
-        Queue.unsafeOffer(signals, undefined)
-      } else {
-        for (const listener of previous) listener(signal)
-      }
-    }
-    for (const listener of previous) process.removeListener("SIGINT", listener)
-    process.on("SIGINT", onSigint)
-  })
-  return Stream.fromQueue(signals)
-})
+export const sigints: Effect.Effect<Stream.Stream<void>> = Effect.map(
+  Signals.listen({
+    signals: ["SIGINT"],
+    note: (_, n) => (n === 1 ? "\n[interrupting: Ctrl-C again to abort]\n" : "\n[aborting]\n")
+  }),
+  Stream.map((): void => undefined)
+)
 
 const oneLine = (text: string, width: number): string => {
   const flat = text.replace(/\s+/g, " ").trim()
@@ -82,24 +67,34 @@ type Block = AssistantContent | UserContent
 const blocksOf = (message: Message): ReadonlyArray<Block> =>
   typeof message.content === "string" ? [] : (message.content as ReadonlyArray<Block>)
 
-const printBlock = (block: Block): Effect.Effect<void> => {
-  switch (block.type) {
-    case "text":
-      return "text" in block ? Console.log(String(block.text)) : Effect.void
-    case "tool_use":
-      return "name" in block
-        ? Console.error(`● ${String(block.name)}(${oneLine(JSON.stringify(block.input), 100)})`)
-        : Effect.void
-    case "tool_result":
-      return "tool_use_id" in block
-        ? Console.error(`  ⎿ ${block.is_error === true ? "error: " : ""}${oneLine(contentText(block.content), 100)}`)
-        : Effect.void
-    default:
-      return Effect.void
-  }
-}
+const write = (text: string) => Effect.sync(() => void process.stdout.write(text))
 
-/** Prints one agent event in the chosen format. */
+/**
+ * Text output as the model streams: text deltas on stdout as they arrive, each tool call on stderr when its block
+ * completes (with its id), before it is started — so an approval prompt always follows the call it concerns.
+ */
+export const modelPrinter =
+  (output: OutputFormat) =>
+  (event: ModelEvent): Effect.Effect<void> => {
+    if (output !== "text") return Effect.void
+    if (event.type === "text_delta") return write(event.text)
+    if (event.type !== "content_block") return Effect.void
+    const block = event.block
+    if (block.type === "text") return write("\n")
+    if (block.type === "tool_use" && "name" in block) {
+      return Console.error(`● ${String(block.name)}(${oneLine(JSON.stringify(block.input), 100)}) ${String(block.id)}`)
+    }
+    return Effect.void
+  }
+
+const printResult = (block: Block): Effect.Effect<void> =>
+  block.type === "tool_result" && "tool_use_id" in block
+    ? Console.error(
+        `  ⎿ ${block.tool_use_id} ${block.is_error === true ? "error: " : ""}${oneLine(contentText(block.content), 100)}`
+      )
+    : Effect.void
+
+/** Prints one agent event in the chosen format (text: what `modelPrinter` did not print already). */
 export const printer =
   (output: OutputFormat) =>
   (event: AgentLoop.AgentEvent): Effect.Effect<void> => {
@@ -107,8 +102,9 @@ export const printer =
     if (output === "json") return Effect.void
     switch (event.type) {
       case "assistant":
+        return Effect.void
       case "user":
-        return Effect.forEach(blocksOf(event.message), printBlock, { discard: true })
+        return Effect.forEach(blocksOf(event.message), printResult, { discard: true })
       case "system":
         return event.subtype === "init"
           ? Effect.void
@@ -122,17 +118,26 @@ export const printer =
     }
   }
 
+/** The model: `--model`, else `ANTHROPIC_MODEL`, else the default. */
+export const modelOf = (flag: Option.Option<string>): string =>
+  Option.getOrElse(flag, () => {
+    const env = process.env.ANTHROPIC_MODEL?.trim()
+    return env !== undefined && env !== "" ? env : defaultModel
+  })
+
 /** Runs `armature run` and prints its output; a failed result sets exit status 1. */
 export const runAgent = (args: RunArgs) =>
   Effect.gen(function* () {
     const interrupts = yield* sigints
     const result = yield* AgentLoop.run({
       prompt: args.prompt,
-      model: args.model,
+      model: modelOf(args.model),
       maxTurns: args.maxTurns,
       maxTokens: args.maxTokens,
+      appendSystemPrompt: Option.getOrUndefined(args.appendSystemPrompt),
       interrupts,
-      onEvent: printer(args.output)
+      onEvent: printer(args.output),
+      onModelEvent: modelPrinter(args.output)
     })
     if (args.output === "json") yield* Console.log(JSON.stringify(result, null, 2))
     if (args.output === "text") {
@@ -143,6 +148,27 @@ export const runAgent = (args: RunArgs) =>
       )
     }
     if (result.is_error) process.exitCode = 1
+  })
+
+/** The prompt: the argument, or stdin when there is none or it is `-` (a terminal is not read: that is an error). */
+export const readPrompt = (arg: Option.Option<string>): Effect.Effect<string, InvalidInputError> =>
+  Effect.gen(function* () {
+    if (Option.isSome(arg) && arg.value !== "-") return arg.value
+    if (process.stdin.isTTY === true) {
+      return yield* new InvalidInputError({
+        message: 'no prompt: give it as an argument (armature run "…") or on stdin (echo … | armature run)'
+      })
+    }
+    const text = yield* Effect.tryPromise({
+      try: async () => {
+        const chunks: Array<Buffer> = []
+        for await (const chunk of process.stdin) chunks.push(Buffer.from(chunk))
+        return Buffer.concat(chunks).toString("utf8")
+      },
+      catch: (e) => new InvalidInputError({ message: `stdin: ${String(e)}` })
+    })
+    if (text.trim() === "") return yield* new InvalidInputError({ message: "no prompt: stdin was empty" })
+    return text.replace(/\n$/, "")
   })
 
 /** Checks that a session to resume exists, before anything starts. */
@@ -156,12 +182,15 @@ const checkResume = (args: RunArgs) =>
       : Effect.fail(new InvalidInputError({ message: `--resume: no session ${args.resume.value} (${path} not found)` }))
   })
 
-const prompt = Args.text({ name: "PROMPT" }).pipe(Args.withDescription("The user's message"))
+const prompt = Args.text({ name: "PROMPT" }).pipe(
+  Args.withDescription("The user's message; read from stdin when absent or -"),
+  Args.optional
+)
 
 const runOptions = {
   model: Options.text("model").pipe(
-    Options.withDescription(`The model (default ${defaultModel})`),
-    Options.withDefault(defaultModel)
+    Options.withDescription(`The model (default: ANTHROPIC_MODEL, else ${defaultModel})`),
+    Options.optional
   ),
   maxTurns: Options.integer("max-turns").pipe(
     Options.withDescription(`Most model requests in this run (default ${AgentLoop.defaultMaxTurns})`),
@@ -171,10 +200,18 @@ const runOptions = {
     Options.withDescription(`max_tokens of each model request (default ${defaultMaxTokens})`),
     Options.withDefault(defaultMaxTokens)
   ),
-  output: Options.choice("output", ["text", "json", "stream-json"]).pipe(
+  maxRetries: Options.integer("max-retries").pipe(
     Options.withDescription(
-      "Output format: text, json (the result object), or stream-json (JSON Lines: init, messages, result)"
+      `Retries of a failed model request (default ${defaultRetryPolicy.maxAttempts - 1}; an unreachable server: 2)`
     ),
+    Options.optional
+  ),
+  appendSystemPrompt: Options.text("append-system-prompt").pipe(
+    Options.withDescription("Text appended to the system prompt"),
+    Options.optional
+  ),
+  output: Options.choice("output", ["text", "json", "stream-json"]).pipe(
+    Options.withDescription("text, json (the result object) or stream-json (JSON Lines: init, messages, result)"),
     Options.withDefault("text" as const)
   ),
   resume: Options.text("resume").pipe(
@@ -183,24 +220,22 @@ const runOptions = {
   )
 }
 
+const retryOf = (maxRetries: Option.Option<number>): RetryPolicy | undefined =>
+  Option.match(maxRetries, {
+    onNone: () => undefined,
+    onSome: (n) => ({ ...defaultRetryPolicy, maxAttempts: n + 1 })
+  })
+
 /** `armature run`. */
 export const command = Command.make("run", { prompt, ...runOptions, ...engineOptions }, (args) =>
-  checkResume(args as RunArgs).pipe(
-    Effect.zipRight(
-      runAgent(args as RunArgs).pipe(
-        Effect.provide(runLayer(args as EngineOptions, Option.getOrUndefined(args.resume)))
-      )
-    ),
-    ExitCode.onInvalidInput,
-    Effect.catchTag("ModelError", (e) =>
-      Effect.zipRight(
-        Console.error(`armature: model request failed: ${e.message}`),
-        Effect.sync(() => {
-          process.exitCode = 1
-        })
-      )
+  Effect.gen(function* () {
+    const text = yield* readPrompt(args.prompt)
+    const runArgs: RunArgs = { ...(args as Omit<RunArgs, "prompt">), prompt: text }
+    yield* checkResume(runArgs)
+    yield* runAgent(runArgs).pipe(
+      Effect.provide(runLayer(args as EngineOptions, Option.getOrUndefined(args.resume), retryOf(args.maxRetries)))
     )
-  )
+  }).pipe(ExitCode.onInvalidInput)
 ).pipe(
   Command.withDescription(
     "Run the agent loop over the Anthropic API (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL): tools start while the model streams"

@@ -6,22 +6,17 @@
 import { Options } from "@effect/cli"
 import { NodeContext } from "@effect/platform-node"
 import { Effect, Layer, Logger, Option } from "effect"
+import * as Armature from "../Armature.js"
 import { permissionModes } from "../domain/Permission.js"
 import type { SettingSourceKind } from "../domain/Settings.js"
-import * as StreamingExecutor from "../layers/executor/StreamingExecutor.js"
-import * as HooksLive from "../layers/hooks/HooksLive.js"
-import * as McpClientsLive from "../layers/mcp/McpClientsLive.js"
-import * as RulePermissionPolicy from "../layers/permissions/RulePermissionPolicy.js"
 import * as TerminalApprover from "../layers/permissions/TerminalApprover.js"
 import * as ToolRegistryLive from "../layers/registry/ToolRegistryLive.js"
-import * as FsResultStore from "../layers/results/FsResultStore.js"
 import * as SessionLive from "../layers/session/SessionLive.js"
 import * as SettingsLoader from "../layers/settings/SettingsLoader.js"
 import * as TreeSitterShellAnalyzer from "../layers/shell/TreeSitterShellAnalyzer.js"
 import * as BuiltinTools from "../layers/tools/index.js"
-import * as Approver from "../services/Approver.js"
+import type { RetryPolicy } from "../services/LanguageModel.js"
 import { McpClients } from "../services/McpClients.js"
-import { Settings } from "../services/Settings.js"
 
 /** Options shared by every command that runs tools. */
 export const engineOptions = {
@@ -71,27 +66,6 @@ export interface EngineOptions {
   readonly mcpConfig: Option.Option<string>
 }
 
-/** Settings from files and flags. */
-export const settingsLayer = (options: EngineOptions) =>
-  Layer.unwrapEffect(
-    Effect.map(
-      Option.match(options.settingSources, {
-        onNone: () => Effect.succeed(undefined),
-        onSome: SettingsLoader.parseSettingSources
-      }),
-      (kinds: ReadonlyArray<SettingSourceKind> | undefined) =>
-        SettingsLoader.layer({
-          projectDir: options.cwd,
-          cwd: options.cwd,
-          settingSources: kinds,
-          settingsFiles: options.settings,
-          allowedTools: options.allowedTools,
-          disallowedTools: options.disallowedTools,
-          permissionMode: Option.getOrUndefined(options.permissionMode)
-        })
-    )
-  )
-
 /** The registry with every built-in tool registered, for a session in `cwd` (no permissions needed). */
 export const toolsLayer = (cwd: string) =>
   BuiltinTools.layer.pipe(
@@ -109,42 +83,48 @@ export interface EngineExtras {
   readonly sessionId?: string | undefined
   /** What happens to MCP stdio servers' stderr. */
   readonly mcpStderr?: "inherit" | "ignore" | undefined
+  /** The Anthropic model from the environment (`run`); without it, model requests fail. */
+  readonly model?: "anthropic" | undefined
+  /** Whether the agent loop's transcript is written (`run`). */
+  readonly transcript?: boolean | undefined
+  /** Retries of the Anthropic model (`run --max-retries`). */
+  readonly modelRetry?: RetryPolicy | undefined
 }
 
 /** Effect's logger on stderr, so logs never mix with machine-readable stdout. */
 export const stderrLogger = Logger.replace(Logger.defaultLogger, Logger.prettyLogger({ stderr: true }))
 
 /**
- * Everything `exec`, `run` and `mcp serve` need: session, settings, shell analyzer, rule policy, hooks from
- * settings, approver, large-result store, the registry with the built-in tools (plus the MCP servers of
- * `--mcp-config`), and the executor.
+ * Everything `exec`, `run` and `mcp serve` need: the `Armature.layerNode` preset from the shared options —
+ * session, settings, shell analyzer, rule policy, hooks from settings, approver (the terminal on a TTY), the
+ * large-result store, the registry with the built-in tools (plus the MCP servers of `--mcp-config`), and the
+ * executor.
  */
 export const engineLayer = (options: EngineOptions, extras: EngineExtras = {}) => {
   const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true
-  const approver = extras.approver !== "headless" && interactive ? TerminalApprover.layer : Approver.headless
-  const base = Layer.mergeAll(
-    SessionLive.layer({ cwd: options.cwd, id: extras.sessionId }),
-    NodeContext.layer,
-    TreeSitterShellAnalyzer.layer
-  )
-  const services = Layer.mergeAll(
-    RulePermissionPolicy.layer,
-    approver,
-    Layer.unwrapEffect(Effect.map(Settings, (s) => HooksLive.layerFromSession({ config: s.hooks }))),
-    FsResultStore.layer
-  ).pipe(Layer.provideMerge(settingsLayer(options)))
-  const tools = Option.match(options.mcpConfig, {
-    onNone: () => BuiltinTools.layer,
-    onSome: (file) =>
-      Layer.merge(BuiltinTools.layer, McpClientsLive.layerFromFile(file, { stderr: extras.mcpStderr ?? "ignore" }))
+  const sources = Option.match(options.settingSources, {
+    onNone: () => Effect.succeed(undefined),
+    onSome: SettingsLoader.parseSettingSources
   })
-  return StreamingExecutor.layer(
-    Option.match(options.maxConcurrency, { onNone: () => ({}), onSome: (maxConcurrency) => ({ maxConcurrency }) })
-  ).pipe(
-    Layer.provideMerge(tools),
-    Layer.provideMerge(ToolRegistryLive.layer),
-    Layer.provideMerge(services),
-    Layer.provideMerge(base)
+  return Layer.unwrapEffect(
+    Effect.map(sources, (settingSources: ReadonlyArray<SettingSourceKind> | undefined) =>
+      Armature.layerNode({
+        cwd: options.cwd,
+        sessionId: extras.sessionId,
+        settingSources,
+        settingsFiles: options.settings,
+        allowedTools: options.allowedTools,
+        disallowedTools: options.disallowedTools,
+        permissionMode: Option.getOrUndefined(options.permissionMode),
+        maxConcurrency: Option.getOrUndefined(options.maxConcurrency),
+        approver: extras.approver !== "headless" && interactive ? TerminalApprover.layer : "headless",
+        mcpConfig: Option.getOrUndefined(options.mcpConfig),
+        mcp: { stderr: extras.mcpStderr ?? "ignore" },
+        model: extras.model,
+        transcript: extras.transcript,
+        modelRetry: extras.modelRetry
+      })
+    )
   )
 }
 

@@ -2,11 +2,20 @@
  * The `armature` command tree, built with @effect/cli.
  */
 import { Command } from "@effect/cli"
+import * as Argv from "./Argv.js"
 import * as ExecCommand from "./ExecCommand.js"
 import * as McpCommand from "./McpCommand.js"
 import * as PermissionsCommand from "./PermissionsCommand.js"
 import * as RunCommand from "./RunCommand.js"
 import * as ToolsCommand from "./ToolsCommand.js"
+
+const commands = [
+  ["exec", ExecCommand.command],
+  ["tools", ToolsCommand.command],
+  ["permissions", PermissionsCommand.command],
+  ["run", RunCommand.command],
+  ["mcp", McpCommand.command]
+] as const
 
 /** The root command. */
 export const root = Command.make("armature").pipe(
@@ -19,6 +28,9 @@ export const root = Command.make("armature").pipe(
     McpCommand.command
   ])
 )
+
+/** The flags of every command path, read from the commands themselves (for `Argv.prepare`). */
+export const table: Argv.CommandTable = Argv.commandTable(commands)
 
 /** The version printed by `--version`. */
 export const version = "0.1.0"

@@ -28,12 +28,12 @@ export class ResultCache extends Context.Tag("armature/ResultCache")<
   }
 >() {}
 
-/** No caching at all: the default. */
-export const disabled = Layer.succeed(
-  ResultCache,
-  ResultCache.of({
-    lookup: () => Effect.succeed(Option.none()),
-    store: () => Effect.void,
-    invalidate: () => Effect.void
-  })
-)
+/** No caching at all: the service the executor uses when no cache is provided. */
+export const none: ResultCache["Type"] = ResultCache.of({
+  lookup: () => Effect.succeed(Option.none()),
+  store: () => Effect.void,
+  invalidate: () => Effect.void
+})
+
+/** No caching at all, as a layer: the default. */
+export const disabled = Layer.succeed(ResultCache, none)

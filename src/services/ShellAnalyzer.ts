@@ -3,6 +3,7 @@
  */
 import { Context } from "effect"
 import type { CommandForm } from "../domain/PermissionRule.js"
+import type { Template } from "../domain/shell/ShellExpansion.js"
 
 /** One simple command of a compound command line, after stripping assignments and wrappers. */
 export interface SimpleCommand {
@@ -20,6 +21,22 @@ export interface SimpleCommand {
   readonly forms: ReadonlyArray<CommandForm>
 }
 
+/**
+ * What a command line does to paths, in the order the shell meets it: each simple command's words (after
+ * assignments and wrappers) as templates to expand, the directory a wrapper runs it in (`env -C`), and each file
+ * redirection. `cd`, `pushd` and `popd` are commands like the others; whoever resolves the paths follows them.
+ */
+export type PathStep =
+  | {
+      readonly _tag: "Command"
+      readonly words: ReadonlyArray<Template>
+      /** `env -C DIR` / `env --chdir=DIR` around the command. */
+      readonly chdir?: Template | undefined
+      /** Why the wrapper's directory is not known (an `env` option the analyzer does not understand). */
+      readonly chdirUnknown?: string | undefined
+    }
+  | { readonly _tag: "Redirect"; readonly operator: string; readonly target: Template }
+
 /** What the analyzer found in a command line. */
 export interface ShellAnalysis {
   /** False when the input does not parse (tree-sitter reported errors); such input is never auto-allowed. */
@@ -33,6 +50,8 @@ export interface ShellAnalysis {
   readonly dangers: ReadonlyArray<string>
   /** True only when every simple command is read-only and there are no dangers. */
   readonly readOnly: boolean
+  /** The line's commands and redirections as paths are concerned, in order (absent: nothing known). */
+  readonly pathSteps?: ReadonlyArray<PathStep> | undefined
 }
 
 /** The port. `analyze` is synchronous: the grammar is loaded when the layer is built. */

@@ -2,6 +2,7 @@
  * The executor's port (SPEC §4): one engine, fed by a stream (while the model streams) or a whole batch.
  */
 import { Context, Deferred, Effect, type Stream } from "effect"
+import type * as Admission from "../domain/Admission.js"
 import type { ToolResult } from "../domain/Blocks.js"
 import type { DependencyCycleError, InvalidInputError } from "../domain/Errors.js"
 import type { ExecutorEvent, ToolCall } from "../domain/ExecutorEvent.js"
@@ -9,8 +10,8 @@ import type { ExecutorEvent, ToolCall } from "../domain/ExecutorEvent.js"
 /** Which error results cancel the other calls of the batch (SPEC §4.6). */
 export type CancellationPolicy = "declared" | "none" | "any-error"
 
-/** How calls are admitted: by concurrency-safety partitions, or by conflicting resources (SPEC §4.9). */
-export type Scheduling = "partition" | "resources"
+/** How calls are admitted: by concurrency-safety partitions, or by conflicting resources. */
+export type Scheduling = Admission.Scheduling
 
 /** A handle to interrupt, abort or discard a running execution from outside (SPEC §4.7, §4.8). */
 export interface Control {

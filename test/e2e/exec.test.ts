@@ -3,6 +3,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
+import * as Texts from "../../src/domain/Texts.js"
 
 const bin = Path.resolve(import.meta.dirname, "../../bin/armature.mjs")
 
@@ -29,7 +30,7 @@ const start = (args: ReadonlyArray<string>, cwd: string): Run => {
   child.stdout!.on("data", (chunk: Buffer) => {
     buffer += chunk.toString()
     all += chunk.toString()
-    if (args.includes("json") && !args.includes("stream-json")) return
+    if (!args.includes("stream-json")) return
     const parts = buffer.split("\n")
     buffer = parts.pop() ?? ""
     for (const part of parts) if (part.trim() !== "") lines.push(JSON.parse(part))
@@ -92,5 +93,49 @@ describe("armature exec (process)", () => {
     const out = JSON.parse(run.stdout()) as { results: Array<{ tool_use_id: string }>; summary: { calls: number } }
     expect(out.results.map((r) => r.tool_use_id)).toEqual(["a", "b"])
     expect(out.summary.calls).toBe(2)
+  }, 60_000)
+
+  it("SIGINT interrupts the calls in flight, answers each, prints the summary and exits 130", async () => {
+    const run = start(["-", "--output", "stream-json"], tmp())
+    // stdin stays open: the signal, not the end of input, ends the run
+    run.child.stdin!.write(`${sleep("a", 60_000)}\n${sleep("b", 60_000)}\n`)
+    await run.waitFor((l) => l.type === "state" && l.tool_use_id === "b" && l.state === "executing")
+    run.child.kill("SIGINT")
+    expect(await run.done).toBe(130)
+    const results = run.lines.filter((l) => l.type === "tool_result")
+    expect(results.map((r) => [r.tool_use_id, r.content, r.is_error])).toEqual([
+      ["a", Texts.rejected, true],
+      ["b", Texts.rejected, true]
+    ])
+    expect(run.lines.at(-1)).toMatchObject({ type: "summary", calls: 2, errors: 2, interrupted: "SIGINT" })
+    expect(run.lines.at(-1)!.wall_ms as number).toBeLessThan(60_000)
+  }, 60_000)
+
+  it("SIGTERM aborts a batch read from a file: every call answered, summary, exit 143", async () => {
+    const dir = tmp()
+    const file = Path.join(dir, "batch.jsonl")
+    const bash = (id: string) => JSON.stringify({ type: "tool_use", id, name: "Bash", input: { command: "sleep 60" } })
+    Fs.writeFileSync(file, [sleep("a", 60_000), bash("b"), sleep("c", 10)].join("\n"))
+    const run = start([file, "--output", "stream-json", "--allowed-tools", "Bash(sleep:*)"], dir)
+    await run.waitFor((l) => l.type === "state" && l.tool_use_id === "a" && l.state === "executing")
+    run.child.kill("SIGTERM")
+    expect(await run.done).toBe(143)
+    const results = run.lines.filter((l) => l.type === "tool_result")
+    expect(results.map((r) => r.tool_use_id)).toEqual(["a", "b", "c"])
+    expect(results.every((r) => r.is_error === true)).toBe(true)
+    expect(results[0].content).toBe(Texts.rejected)
+    expect(run.lines.at(-1)).toMatchObject({ type: "summary", calls: 3, errors: 3, interrupted: "SIGTERM" })
+  }, 60_000)
+
+  it("text output: SIGINT still prints the table and the summary", async () => {
+    const dir = tmp()
+    const run = start(["-", "--permission-mode", "bypassPermissions"], dir)
+    const command = "touch started && sleep 60"
+    run.child.stdin!.write(`${JSON.stringify({ type: "tool_use", id: "a", name: "Bash", input: { command } })}\n`)
+    while (!Fs.existsSync(Path.join(dir, "started"))) await new Promise((resolve) => setTimeout(resolve, 20))
+    run.child.kill("SIGINT")
+    expect(await run.done).toBe(130)
+    expect(run.stdout()).toMatch(/^ID +TOOL +STATUS +MS +RESULT\na +Bash +error /)
+    expect(run.stdout()).toContain("1 calls, 1 errors")
   }, 60_000)
 })

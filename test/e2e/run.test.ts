@@ -1,5 +1,6 @@
 import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
+import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
@@ -13,29 +14,47 @@ interface Outcome {
   readonly code: number | null
   readonly stdout: string
   readonly stderr: string
+  /** Each complete stdout line with the time (Date.now()) it arrived. */
+  readonly timed: ReadonlyArray<{ readonly at: number; readonly line: string }>
 }
 
 /** Runs `armature run …` as a process; `onSpawn` may signal it. */
 const armature = (
   args: ReadonlyArray<string>,
   env: Record<string, string | undefined>,
-  onStdout?: (child: ChildProcess.ChildProcess, stdout: string) => void
+  onStdout?: (child: ChildProcess.ChildProcess, stdout: string) => void,
+  stdin?: string
 ) =>
   Effect.async<Outcome>((resume) => {
     const child = ChildProcess.spawn(process.execPath, [bin, "run", ...args], {
-      env: { ...process.env, ANTHROPIC_API_KEY: undefined, ANTHROPIC_BASE_URL: undefined, ...env },
-      stdio: ["ignore", "pipe", "pipe"]
+      env: {
+        ...process.env,
+        ANTHROPIC_API_KEY: undefined,
+        ANTHROPIC_BASE_URL: undefined,
+        ANTHROPIC_MODEL: undefined,
+        ...env
+      },
+      stdio: [stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"]
     })
+    if (stdin !== undefined) child.stdin?.end(stdin)
     let stdout = ""
     let stderr = ""
-    child.stdout.on("data", (d: Buffer) => {
+    let partial = ""
+    const timed: Array<{ at: number; line: string }> = []
+    child.stdout!.on("data", (d: Buffer) => {
       stdout += d.toString("utf8")
+      partial += d.toString("utf8")
+      const parts = partial.split("\n")
+      partial = parts.pop() ?? ""
+      for (const line of parts) timed.push({ at: Date.now(), line })
       onStdout?.(child, stdout)
     })
-    child.stderr.on("data", (d: Buffer) => {
+    child.stderr!.on("data", (d: Buffer) => {
       stderr += d.toString("utf8")
     })
-    child.on("close", (code, signal) => resume(Effect.succeed({ code, stdout, stderr: `${stderr}[signal ${signal}]` })))
+    child.on("close", (code, signal) =>
+      resume(Effect.succeed({ code, stdout, stderr: `${stderr}[signal ${signal}]`, timed }))
+    )
     return Effect.sync(() => child.kill("SIGKILL"))
   })
 
@@ -164,17 +183,21 @@ describe("armature run", () => {
         // end the run by itself, since Sleep stops on interrupt), the process dies of that signal after finishing
         expect(out.code === 1 || out.stderr.endsWith("[signal SIGINT]"), `${out.stderr}\n${out.stdout}`).toBe(true)
         const events = lines(out.stdout)
-        const user = events.find((e) => e.type === "user") as { message: { content: unknown } }
-        expect(user.message.content).toEqual([
+        // one user event per result, as claude -p prints them; the transcript keeps them in one message
+        const users = events.filter((e) => e.type === "user") as Array<{ message: { content: Array<unknown> } }>
+        const rejected = [
           { type: "tool_result", tool_use_id: "toolu_1", content: Texts.rejected, is_error: true },
           { type: "tool_result", tool_use_id: "toolu_2", content: Texts.rejected, is_error: true }
-        ])
+        ]
+        expect(users.flatMap((u) => u.message.content)).toEqual(rejected)
         expect(events.at(-1)).toMatchObject({ type: "result", subtype: "interrupted", is_error: true })
         const sessionId = String(events.at(-1)?.session_id)
         const recorded = lines(
           Fs.readFileSync(Path.join(dir, ".armature", "transcripts", `${sessionId}.jsonl`), "utf8")
         )
-        expect(recorded.filter((l) => l.type === "user").at(-1)).toMatchObject({ message: user.message })
+        expect(recorded.filter((l) => l.type === "user").at(-1)).toMatchObject({
+          message: { role: "user", content: rejected }
+        })
       }),
     120_000
   )
@@ -189,5 +212,129 @@ describe("armature run", () => {
         expect(out.stderr).toContain("armature: ANTHROPIC_API_KEY is not set. Set it to your Anthropic API key")
       }),
     120_000
+  )
+
+  it.scopedLive(
+    "streams: the assistant message is printed when complete, before its slow tool's result (stream-json)",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* MessagesServer.make([
+          MessagesServer.message([
+            { type: "text", text: "I will sleep for three seconds." },
+            sleepCall("toolu_1", 3000),
+            sleepCall("toolu_2", 10)
+          ]),
+          MessagesServer.message([{ type: "text", text: "Slept." }])
+        ])
+        const { dir, env } = sandbox()
+        const out = yield* armature(["nap", "--output", "stream-json", "--cwd", dir], {
+          ...env,
+          ANTHROPIC_API_KEY: "dummy",
+          ANTHROPIC_BASE_URL: server.url
+        })
+        expect(out.code, out.stderr).toBe(0)
+        const events = out.timed.map(({ at, line }) => ({ at, event: JSON.parse(line) as Record<string, unknown> }))
+        const kinds = events.map(
+          ({ event }) => `${event.type}${event.subtype !== undefined ? `/${event.subtype}` : ""}`
+        )
+        expect(kinds).toEqual(["system/init", "assistant", "user", "user", "assistant", "result/success"])
+        const [, assistant, first, second] = events
+        expect((first.event.message as { content: unknown }).content).toEqual([
+          { type: "tool_result", tool_use_id: "toolu_1", content: "Slept for 3000 ms" }
+        ])
+        expect((second.event.message as { content: unknown }).content).toEqual([
+          { type: "tool_result", tool_use_id: "toolu_2", content: "Slept for 10 ms" }
+        ])
+        // the text was on stdout while the 3 s tool was still running
+        expect(first.at - assistant.at).toBeGreaterThan(2000)
+        expect(events.at(-1)?.event).toMatchObject({ is_error: false, num_turns: 2, result: "Slept." })
+        expect(Object.keys(events.at(-1)!.event)).toEqual(
+          expect.arrayContaining(["session_id", "duration_ms", "total_cost_usd", "usage", "is_error"])
+        )
+      }),
+    180_000
+  )
+
+  it.scopedLive(
+    "an unreachable API ends promptly in an error result naming the URL and the retries",
+    () =>
+      Effect.gen(function* () {
+        const { dir, env } = sandbox()
+        // a port that was just free: nothing listens there
+        const port = yield* Effect.promise(
+          () =>
+            new Promise<number>((resolve) => {
+              const probe = Net.createServer().listen(0, "127.0.0.1", () => {
+                const { port } = probe.address() as Net.AddressInfo
+                probe.close(() => resolve(port))
+              })
+            })
+        )
+        const out = yield* armature(["hello", "--output", "stream-json", "--cwd", dir], {
+          ...env,
+          ANTHROPIC_API_KEY: "dummy",
+          ANTHROPIC_BASE_URL: `http://127.0.0.1:${port}`
+        })
+        expect(out.code).toBe(1)
+        const result = lines(out.stdout).at(-1)!
+        expect(result).toMatchObject({ type: "result", subtype: "error_during_execution", is_error: true })
+        expect(String(result.result)).toBe(
+          `API error: POST http://127.0.0.1:${port}/v1/messages: connection failed: Connection error. (2 retries)`
+        )
+        expect(result.duration_ms as number).toBeLessThan(15_000)
+      }),
+    180_000
+  )
+
+  it.scopedLive(
+    "a failing API: --max-retries bounds the retries and the result names the status",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* MessagesServer.make([
+          MessagesServer.status(529, "overloaded_error", { "retry-after": "0" }),
+          MessagesServer.status(529, "overloaded_error", { "retry-after": "0" }),
+          MessagesServer.message([{ type: "text", text: "never reached" }])
+        ])
+        const { dir, env } = sandbox()
+        const out = yield* armature(["hello", "--output", "json", "--max-retries", "1", "--cwd", dir], {
+          ...env,
+          ANTHROPIC_API_KEY: "dummy",
+          ANTHROPIC_BASE_URL: server.url
+        })
+        expect(out.code).toBe(1)
+        expect(server.requests).toHaveLength(2)
+        const result = JSON.parse(out.stdout) as Record<string, unknown>
+        expect(result).toMatchObject({ is_error: true, subtype: "error_during_execution" })
+        expect(String(result.result)).toMatch(
+          new RegExp(`^API error: POST ${server.url}/v1/messages: HTTP 529: .*overloaded.* \\(1 retry\\)$`)
+        )
+      }),
+    180_000
+  )
+
+  it.scopedLive(
+    "reads the prompt from stdin, takes Claude Code's spellings and streams text (text output)",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* MessagesServer.make([
+          MessagesServer.message([{ type: "text", text: "Hello from the scripted model." }], { chunk: 4 })
+        ])
+        const { dir, env } = sandbox()
+        const out = yield* armature(
+          ["-p", "--output-format", "text", "--verbose", "--allowedTools", "Read", "--cwd", dir],
+          { ...env, ANTHROPIC_API_KEY: "dummy", ANTHROPIC_BASE_URL: server.url, ANTHROPIC_MODEL: "claude-test-1" },
+          undefined,
+          "what is in this directory?\n"
+        )
+        expect(out.code, out.stderr).toBe(0)
+        expect(server.requests[0].body.model).toBe("claude-test-1")
+        expect(server.requests[0].body.messages[0].content).toEqual([
+          { type: "text", text: "what is in this directory?" }
+        ])
+        expect(out.stdout).toBe("Hello from the scripted model.\n")
+        // no colour codes on a pipe
+        expect(out.stderr).not.toContain("\x1b[")
+      }),
+    180_000
   )
 })

@@ -1,14 +1,16 @@
-import { execFileSync } from "node:child_process"
+import { execFile } from "node:child_process"
 import * as Path from "node:path"
+import { promisify } from "node:util"
 import { describe, expect, it } from "@effect/vitest"
 
 const root = Path.resolve(import.meta.dirname, "../..")
-const armature = (...args: ReadonlyArray<string>) =>
-  execFileSync(process.execPath, ["bin/armature.mjs", ...args], { cwd: root, encoding: "utf8" })
+// Asynchronous so that the vitest worker stays responsive while the CLI starts.
+const armature = async (...args: ReadonlyArray<string>): Promise<string> =>
+  (await promisify(execFile)(process.execPath, ["bin/armature.mjs", ...args], { cwd: root, encoding: "utf8" })).stdout
 
 describe("armature tools (process)", () => {
-  it("tools schema prints the API tools array: built-ins sorted, object schemas with descriptions", () => {
-    const tools = JSON.parse(armature("tools", "schema")) as Array<{
+  it("tools schema prints the API tools array: built-ins sorted, object schemas with descriptions", async () => {
+    const tools = JSON.parse(await armature("tools", "schema")) as Array<{
       name: string
       description: string
       input_schema: { type: string; properties: Record<string, { description?: string }> }
@@ -28,16 +30,16 @@ describe("armature tools (process)", () => {
     expect(tools.find((t) => t.name === "WebFetch")?.defer_loading).toBe(true)
   }, 60_000)
 
-  it("tools list prints every tool with its flags, and --json the same as data", () => {
-    const table = armature("tools", "list")
+  it("tools list prints every tool with its flags, and --json the same as data", async () => {
+    const table = await armature("tools", "list")
     expect(table).toMatch(/^NAME\s+CATEGORY\s+DESCRIPTION/)
     expect(table).toMatch(/\nRead\s+file\s+.*\[read-only, concurrency-safe\]/)
     expect(table).toMatch(/\nBash\s+shell\s+.*\[cancels-siblings\]/)
-    const rows = JSON.parse(armature("tools", "list", "--json")) as Array<{ name: string; deferred: boolean }>
+    const rows = JSON.parse(await armature("tools", "list", "--json")) as Array<{ name: string; deferred: boolean }>
     expect(rows.find((r) => r.name === "WebFetch")?.deferred).toBe(true)
   }, 60_000)
 
-  it("an unknown command exits 2 and points at the help", () => {
-    expect(() => armature("frobnicate")).toThrow(/Run `armature --help`/)
+  it("an unknown command exits 2 and points at the help", async () => {
+    await expect(armature("frobnicate")).rejects.toThrow(/Run `armature --help`/)
   }, 60_000)
 })

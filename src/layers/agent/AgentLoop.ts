@@ -14,7 +14,8 @@ import type { ToolResult, ToolUse } from "../../domain/Blocks.js"
 import * as DeferredTools from "../../domain/DeferredTools.js"
 import type { DependencyCycleError, InvalidInputError } from "../../domain/Errors.js"
 import { type ExecutorEvent, toToolResult } from "../../domain/ExecutorEvent.js"
-import type { HookEvent, HookInput, HookOutcome } from "../../domain/Hook.js"
+import type { HookEvent, HookOutcome } from "../../domain/Hook.js"
+import * as HookInputs from "../../domain/HookInputs.js"
 import * as Texts from "../../domain/Texts.js"
 import * as Tool from "../../domain/Tool.js"
 import { Hooks } from "../../services/Hooks.js"
@@ -28,6 +29,7 @@ import {
   LanguageModel,
   type Message,
   type ModelError,
+  type ModelEvent,
   type ModelRequest,
   type RequestTool,
   type RetryPolicy,
@@ -54,6 +56,7 @@ export type ResultSubtype =
   | "error_prompt_blocked"
   | "interrupted"
   | "stopped_by_hook"
+  | "error_during_execution"
   | "refusal"
 
 /** The final line of a run, in the spirit of `claude -p --output-format stream-json`. */
@@ -118,6 +121,8 @@ export interface RunOptions {
   readonly interrupts?: Stream.Stream<void> | undefined
   readonly onEvent?: ((event: AgentEvent) => Effect.Effect<void>) | undefined
   readonly onExecutorEvent?: ((event: ExecutorEvent) => Effect.Effect<void>) | undefined
+  /** Each model event as it arrives (text deltas, completed blocks), before the loop acts on it. */
+  readonly onModelEvent?: ((event: ModelEvent) => Effect.Effect<void>) | undefined
   /** Retries of a model stream that fails mid-way (request-phase errors are retried by the model layer). */
   readonly retry?: RetryPolicy | undefined
 }
@@ -197,6 +202,8 @@ interface TurnOutcome {
   readonly stopReason: StopReason | null
   readonly usage: Usage
   readonly results: ReadonlyMap<string, ToolResult>
+  /** The ids whose results were already reported (as `user` events) during the attempt. */
+  readonly reported: ReadonlySet<string>
   readonly stopAfterBatch: Option.Option<string>
 }
 
@@ -217,6 +224,7 @@ export const run = (options: RunOptions) =>
     const execution = options.execution ?? "streaming"
     const onEvent = options.onEvent ?? (() => Effect.void)
     const onExecutorEvent = options.onExecutorEvent ?? (() => Effect.void)
+    const onModelEvent = options.onModelEvent ?? (() => Effect.void)
     const startedAt = yield* Clock.currentTimeMillis
 
     const interrupted = yield* Deferred.make<void>()
@@ -239,16 +247,17 @@ export const run = (options: RunOptions) =>
     let turns = 0
 
     const hookInput = (event: HookEvent, extra: Record<string, unknown>) =>
-      Effect.map(
-        session.context.get,
-        (context): HookInput => ({
-          hook_event_name: event,
-          session_id: session.id,
-          transcript_path: transcript.path === "" ? session.transcriptPath : transcript.path,
-          cwd: context.cwd,
-          permission_mode: policy.mode,
-          ...extra
-        })
+      Effect.map(session.context.get, (context) =>
+        HookInputs.hookInput(
+          {
+            sessionId: session.id,
+            transcriptPath: transcript.path === "" ? session.transcriptPath : transcript.path,
+            cwd: context.cwd,
+            permissionMode: policy.mode
+          },
+          event,
+          extra
+        )
       )
     const runHook = (event: HookEvent, extra: Record<string, unknown>) =>
       Effect.flatMap(hookInput(event, extra), (input) => hooks.run(event, input)).pipe(
@@ -356,6 +365,25 @@ export const run = (options: RunOptions) =>
         const yielded = new Map<string, ToolResult>()
         const callsById = new Map<string, ToolUse>()
         let stopAfterBatch = Option.none<string>()
+        // Results are reported as they are yielded, but never before the assistant message that asked for them:
+        // until the model's message is complete (and announced), they are held. One permit orders the two.
+        const reporting = yield* Effect.makeSemaphore(1)
+        const reported = new Set<string>()
+        const held: Array<ToolResult> = []
+        let announced = false
+        const reportNow = (result: ToolResult) =>
+          Effect.suspend(() => {
+            reported.add(result.tool_use_id)
+            return onEvent({ type: "user", session_id: session.id, message: { role: "user", content: [result] } })
+          })
+        const report = (result: ToolResult) =>
+          reporting.withPermits(1)(
+            Effect.suspend(() => {
+              if (announced) return reportNow(result)
+              held.push(result)
+              return Effect.void
+            })
+          )
         const executorFiber = yield* executor.execute(Mailbox.toStream(calls), { control, discovered }).pipe(
           Stream.runForEach((event) =>
             Effect.zipRight(
@@ -368,7 +396,10 @@ export const run = (options: RunOptions) =>
                   stopAfterBatch = Option.some(event.stopReason ?? "A hook stopped the turn")
                 }
               }),
-              onExecutorEvent(event)
+              Effect.zipRight(
+                onExecutorEvent(event),
+                event.type === "tool_result" ? report(toToolResult(event)) : Effect.void
+              )
             )
           ),
           Effect.orDie,
@@ -384,7 +415,7 @@ export const run = (options: RunOptions) =>
             const reused = takeSalvaged(salvage, call)
             if (reused !== undefined) {
               results.set(call.id, reused)
-              return Effect.void
+              return report(reused)
             }
             if (execution === "after-message") {
               pending.push(call)
@@ -395,19 +426,20 @@ export const run = (options: RunOptions) =>
         const streamed = yield* model.stream(request).pipe(
           Stream.interruptWhen(Deferred.await(interrupted)),
           Stream.runForEach((event) => {
+            const act = onModelEvent(event)
             switch (event.type) {
               case "message_start":
                 turnUsage = event.usage
-                return Effect.void
+                return act
               case "content_block":
                 blocks.set(event.index, event.block)
-                return event.block.type === "tool_use" ? feed(event.block as ToolUse) : Effect.void
+                return event.block.type === "tool_use" ? Effect.zipRight(act, feed(event.block as ToolUse)) : act
               case "message_delta":
                 stopReason = event.stopReason
                 turnUsage = event.usage
-                return Effect.void
+                return act
               default:
-                return Effect.void
+                return act
             }
           }),
           Effect.either
@@ -428,11 +460,30 @@ export const run = (options: RunOptions) =>
           }
           return yield* Effect.fail(streamed.left)
         }
+        // The message is complete: it is recorded and reported now, before its tools finish, then the results
+        // held so far follow it.
+        const content = [...blocks.entries()].sort(([a], [b]) => a - b).map(([, block]) => block)
+        const recorded = yield* reporting.withPermits(1)(
+          Effect.gen(function* () {
+            // An interrupt may stop the stream before any block completed: an empty message is not recorded.
+            const written =
+              content.length === 0
+                ? Option.none()
+                : yield* record({
+                    type: "assistant",
+                    session_id: session.id,
+                    message: { role: "assistant", content, model: modelName, stop_reason: stopReason, usage: turnUsage }
+                  }).pipe(Effect.flip, Effect.option)
+            announced = true
+            for (const result of held.splice(0)) yield* reportNow(result)
+            return written
+          })
+        )
         for (const call of pending) yield* calls.offer(call)
         yield* calls.end
         yield* Fiber.join(executorFiber)
-        const content = [...blocks.entries()].sort(([a], [b]) => a - b).map(([, block]) => block)
-        return { content, stopReason, usage: turnUsage, results, stopAfterBatch } satisfies TurnOutcome
+        const outcome: TurnOutcome = { content, stopReason, usage: turnUsage, results, reported, stopAfterBatch }
+        return { outcome, transcriptError: recorded }
       }).pipe(Effect.scoped)
 
     const retrying = (request: ModelRequest, discovered: ReadonlySet<string>) => {
@@ -483,18 +534,15 @@ export const run = (options: RunOptions) =>
         tools: requestTools(pool, discovered),
         messages: [...messages]
       }
-      const outcome: TurnOutcome = yield* retrying(request, discovered)
+      const turn = yield* Effect.either(retrying(request, discovered))
+      // the model could not be reached or failed for good (its retries are spent): the run ends with an error result
+      if (turn._tag === "Left") return yield* finish("error_during_execution", `API error: ${turn.left.message}`, null)
+      const { outcome, transcriptError } = turn.right
+      // a transcript that cannot be written ends the run (after the turn, so the retries stay about the model)
+      if (Option.isSome(transcriptError)) return yield* Effect.fail(transcriptError.value)
       usage = addUsage(usage, outcome.usage)
-      const assistant: Message = { role: "assistant", content: outcome.content }
-      // An interrupt may stop the stream before any block completed: an empty message is not recorded.
-      if (outcome.content.length > 0) {
-        messages.push(assistant)
-        yield* record({
-          type: "assistant",
-          session_id: session.id,
-          message: { ...assistant, model: modelName, stop_reason: outcome.stopReason, usage: outcome.usage }
-        })
-      }
+      // The attempt recorded and reported the assistant message (when it had any block).
+      if (outcome.content.length > 0) messages.push({ role: "assistant", content: outcome.content })
       const uses = toolUsesOf(outcome.content)
       if (uses.length > 0) {
         const answered: Array<ToolResult> = uses.map(
@@ -508,7 +556,14 @@ export const run = (options: RunOptions) =>
         )
         const resultMessage: Message = { role: "user", content: answered }
         messages.push(resultMessage)
-        yield* record({ type: "user", session_id: session.id, message: resultMessage })
+        // The transcript keeps one message with every result; the results not reported as they were yielded
+        // (calls cancelled before they ran, or never answered) are reported now, one event each.
+        yield* record({ type: "user", session_id: session.id, message: resultMessage }, false)
+        for (const result of answered) {
+          if (!outcome.reported.has(result.tool_use_id)) {
+            yield* onEvent({ type: "user", session_id: session.id, message: { role: "user", content: [result] } })
+          }
+        }
       }
       yield* transcript.sync
 

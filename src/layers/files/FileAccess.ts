@@ -104,12 +104,85 @@ const writeAll = (handle: Fs.FileHandle, data: Uint8Array): Effect.Effect<void, 
     }
   })
 
+/** Temp files older than this are stale whoever wrote them (a dead writer whose pid was reused). */
+export const staleTempMs = 60 * 60 * 1000
+
+/**
+ * The temp file of an atomic write of `target`: `.{name}.{pid}-{random}.armature.tmp` beside it. The writer's pid
+ * in the name lets a later process tell a crashed write's leftover from a write in progress.
+ */
+export const tempNameFor = (target: string, pid: number = process.pid): string =>
+  Path.join(
+    Path.dirname(target),
+    `.${Path.basename(target)}.${pid}-${Crypto.randomBytes(6).toString("hex")}.armature.tmp`
+  )
+
+const tempPattern = /^\..+\.(?:(\d+)-)?[0-9a-f]{12}\.armature\.tmp$/
+
+const isRunning = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+/**
+ * Whether a temp file name is a leftover of a write that will never finish: its writer's pid (when the name has
+ * one) is not running, or it is older than `staleTempMs`. A name without a pid (an older version's) is stale only
+ * by age. Names that are not Armature temp files never are.
+ */
+export const isStaleTemp = (name: string, mtimeMs: number, now: number): boolean => {
+  const match = tempPattern.exec(name)
+  if (match === null) return false
+  if (now - mtimeMs > staleTempMs) return true
+  const pid = match[1] === undefined ? undefined : Number(match[1])
+  return pid !== undefined && pid !== process.pid && !isRunning(pid)
+}
+
+/**
+ * Removes the stale Armature temp files of a directory (see `isStaleTemp`); returns the paths removed. Errors are
+ * ignored: cleaning is a courtesy, never a reason for a write to fail.
+ */
+export const removeStaleTemps = (dir: string): Effect.Effect<ReadonlyArray<string>> =>
+  io(async () => {
+    const removed: Array<string> = []
+    const now = Date.now()
+    for (const name of await Fs.readdir(dir)) {
+      if (!name.endsWith(".armature.tmp")) continue
+      const path = Path.join(dir, name)
+      try {
+        const stats = await Fs.lstat(path)
+        if (stats.isFile() && isStaleTemp(name, stats.mtimeMs, now)) {
+          await Fs.unlink(path)
+          removed.push(path)
+        }
+      } catch {
+        // Gone already, or not ours to remove.
+      }
+    }
+    return removed
+  }).pipe(Effect.orElseSucceed((): ReadonlyArray<string> => []))
+
+/** Directories this process has already cleaned of stale temp files. */
+const cleanedDirs = new Set<string>()
+
+/** Removes stale temp files from `dir` the first time this process writes into it. */
+const cleanOnce = (dir: string): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    if (cleanedDirs.has(dir)) return Effect.void
+    cleanedDirs.add(dir)
+    return Effect.asVoid(removeStaleTemps(dir))
+  })
+
 /**
  * Writes a file atomically: the bytes go to a temporary file in the same directory, which is synced and renamed over
  * the target. The target is never seen half-written; an interruption or failure before the rename removes the
  * temporary file and leaves the target as it was. `mode` (e.g. the original file's permissions) is applied to the
  * temporary file before the rename. `onCommit` runs in the same uninterruptible step as the rename (to record the new
- * state in the FileStateCache). Returns the written file's record.
+ * state in the FileStateCache). Returns the written file's record. A write killed outright (SIGKILL, power loss) leaves
+ * its temp file behind; the first write of a later process into that directory removes it (`removeStaleTemps`).
  */
 export const writeAtomic = (
   path: string,
@@ -119,10 +192,8 @@ export const writeAtomic = (
 ): Effect.Effect<FileRecord, FileError> =>
   Effect.gen(function* () {
     const target = yield* io(() => Fs.realpath(path)).pipe(Effect.orElseSucceed(() => path))
-    const temp = Path.join(
-      Path.dirname(target),
-      `.${Path.basename(target)}.${Crypto.randomBytes(6).toString("hex")}.armature.tmp`
-    )
+    yield* cleanOnce(Path.dirname(target))
+    const temp = tempNameFor(target)
     return yield* Effect.acquireUseRelease(
       io(() => Fs.open(temp, "wx", mode ?? 0o666)),
       (handle) =>

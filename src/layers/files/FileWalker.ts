@@ -4,7 +4,7 @@
  * hidden entries skipped, glob overrides (`-g`, which win over ignore files) and file types. Symbolic links are not
  * followed; `.git` is never entered.
  */
-import * as Fs from "node:fs/promises"
+import * as NodeFs from "node:fs"
 import * as Path from "node:path"
 import { Effect } from "effect"
 import ignore, { type Ignore } from "ignore"
@@ -36,6 +36,32 @@ export interface WalkOptions {
   readonly overrides?: Overrides | undefined
   /** Keeps only files whose name passes (e.g. a file type); directories are not filtered. */
   readonly fileFilter?: ((relative: string) => boolean) | undefined
+  /** The Read deny guard: paths it names a rule for are skipped (a directory with everything below it). */
+  readonly guard?: Guard | undefined
+}
+
+/** The rule (as shown to the model) that forbids reading an absolute path, or undefined. */
+export type Guard = (path: string, isDirectory: boolean) => string | undefined
+
+/** How many paths one rule made the walk skip (a skipped directory counts once). */
+export interface Skipped {
+  readonly rule: string
+  readonly count: number
+}
+
+/** The files kept by a walk, and what the guard skipped. */
+export interface WalkResult {
+  readonly files: ReadonlyArray<WalkedFile>
+  readonly skipped: ReadonlyArray<Skipped>
+  /** The skipped entries (the topmost ones: a skipped directory, not what is under it), relative to the base. */
+  readonly denied: ReadonlyArray<string>
+}
+
+/** The note telling the model that denied paths were left out, or "" when none were. */
+export const skippedNote = (skipped: ReadonlyArray<Skipped>): string => {
+  if (skipped.length === 0) return ""
+  const total = skipped.reduce((n, s) => n + s.count, 0)
+  return `(${total} ${total === 1 ? "path" : "paths"} skipped: denied by ${skipped.map((s) => s.rule).join("; ")})`
 }
 
 const ignoreFileNames = [".gitignore", ".ignore", ".rgignore"]
@@ -45,31 +71,41 @@ interface Matcher {
   readonly rules: Ignore
 }
 
-const loadMatcher = async (dir: string): Promise<Matcher | undefined> => {
+/** Reads the ignore files of `dir`; `present` tells which exist (from the directory listing), undefined = try all. */
+const loadMatcherSync = (dir: string, present?: ReadonlySet<string>): Matcher | undefined => {
   let rules: Ignore | undefined
   for (const name of ignoreFileNames) {
-    const text = await Fs.readFile(Path.join(dir, name), "utf8").catch(() => undefined)
+    if (present !== undefined && !present.has(name)) continue
+    let text: string | undefined
+    try {
+      text = NodeFs.readFileSync(Path.join(dir, name), "utf8")
+    } catch {
+      text = undefined
+    }
     if (text !== undefined) rules = (rules ?? ignore({ allowRelativePaths: true })).add(text)
   }
   return rules === undefined ? undefined : { dir, rules }
 }
 
-const exists = (path: string): Promise<boolean> =>
-  Fs.stat(path).then(
-    () => true,
-    () => false
-  )
+const existsSync = (path: string): boolean => {
+  try {
+    NodeFs.statSync(path)
+    return true
+  } catch {
+    return false
+  }
+}
 
 /** Ignore files of the parent directories, up to the enclosing git repository's root (or the filesystem root). */
-const parentMatchers = async (root: string): Promise<ReadonlyArray<Matcher>> => {
+const parentMatchers = (root: string): ReadonlyArray<Matcher> => {
   const found: Array<Matcher> = []
   let dir = root
   while (true) {
-    if (await exists(Path.join(dir, ".git"))) break
+    if (existsSync(Path.join(dir, ".git"))) break
     const parent = Path.dirname(dir)
     if (parent === dir) break
     dir = parent
-    const matcher = await loadMatcher(dir)
+    const matcher = loadMatcherSync(dir)
     // A parent's rules that ignore the searched directory itself would ignore everything below it (the `ignore`
     // package also tests parent paths); ripgrep searches an explicitly given directory, so such a matcher is dropped.
     if (matcher !== undefined && !matcher.rules.test(`${toPosix(Path.relative(dir, root))}/`).ignored) {
@@ -79,7 +115,25 @@ const parentMatchers = async (root: string): Promise<ReadonlyArray<Matcher>> => 
   return found
 }
 
+/**
+ * How a search result names a file: relative to the working directory when the file is under it (as ripgrep prints
+ * paths searched from there), absolute otherwise.
+ */
+export const displayPath = (cwd: string, path: string): string => {
+  const relative = Path.relative(cwd, path)
+  return relative === "" || relative.startsWith("..") || Path.isAbsolute(relative) ? path : relative
+}
+
 const toPosix = (p: string): string => (Path.sep === "/" ? p : p.split(Path.sep).join("/"))
+
+/** `path` relative to `dir` with `/` separators, or undefined when it is not strictly below `dir`. */
+const relativeUnder = (dir: string, path: string): string | undefined => {
+  if (path.length > dir.length && path.startsWith(dir) && (path[dir.length] === Path.sep || dir.endsWith(Path.sep))) {
+    return toPosix(path.slice(dir.endsWith(Path.sep) ? dir.length : dir.length + 1))
+  }
+  const relative = toPosix(Path.relative(dir, path))
+  return relative === "" || relative.startsWith("..") || Path.isAbsolute(relative) ? undefined : relative
+}
 
 /** Decides with the ignore files, deepest first: ignored, explicitly whitelisted, or no opinion. */
 const ignoreVerdict = (
@@ -89,8 +143,8 @@ const ignoreVerdict = (
 ): "ignore" | "whitelist" | "none" => {
   for (let i = matchers.length - 1; i >= 0; i--) {
     const matcher = matchers[i]
-    const relative = toPosix(Path.relative(matcher.dir, path))
-    if (relative === "" || relative.startsWith("..")) continue
+    const relative = relativeUnder(matcher.dir, path)
+    if (relative === undefined) continue
     const result = matcher.rules.test(isDir ? `${relative}/` : relative)
     if (result.ignored) return "ignore"
     if (result.unignored) return "whitelist"
@@ -139,46 +193,102 @@ export const splitGlobs = (value: string): ReadonlyArray<string> => {
   return out
 }
 
-const walkAsync = async (options: WalkOptions, signal: AbortSignal): Promise<ReadonlyArray<WalkedFile>> => {
+/** Runs synchronous work in slices of about this many milliseconds, yielding to the event loop between them. */
+export const sliceMs = 8
+
+const yieldToLoop = (): Promise<void> => new Promise((resolve) => setImmediate(resolve))
+
+/**
+ * Calls `f` on every item synchronously (fast: no promise per file), yielding to the event loop every `sliceMs`
+ * milliseconds so that other fibers and timers keep running; stops early when `signal` is aborted.
+ */
+export const sliced = async <A>(items: ReadonlyArray<A>, f: (a: A) => void, signal: AbortSignal): Promise<void> => {
+  let deadline = performance.now() + sliceMs
+  for (let i = 0; i < items.length; i++) {
+    f(items[i])
+    if ((i & 15) === 15 && performance.now() > deadline) {
+      await yieldToLoop()
+      if (signal.aborted) return
+      deadline = performance.now() + sliceMs
+    }
+  }
+}
+
+/** Counts what the Read guard skipped, by rule. */
+const countSkip = (skipped: Map<string, number>, rule: string) => skipped.set(rule, (skipped.get(rule) ?? 0) + 1)
+
+/** The skipped counts as a list, in the order the rules were first hit. */
+const skippedList = (skipped: Map<string, number>): ReadonlyArray<Skipped> =>
+  [...skipped].map(([rule, count]) => ({ rule, count }))
+
+const walkSliced = async (options: WalkOptions, signal: AbortSignal): Promise<WalkResult> => {
   const base = options.base ?? options.root
   const files: Array<WalkedFile> = []
-  const inherited = await parentMatchers(options.root)
+  const skipped = new Map<string, number>()
+  const denied: Array<string> = []
   const overrides = options.overrides
-  const visit = async (dir: string, matchers: ReadonlyArray<Matcher>): Promise<void> => {
-    if (signal.aborted) return
-    const own = await loadMatcher(dir)
+  const guard = options.guard
+  const rootRule = guard?.(options.root, true)
+  if (rootRule !== undefined) {
+    countSkip(skipped, rootRule)
+    return { files, skipped: skippedList(skipped), denied: [""] }
+  }
+  const pending: Array<{ readonly dir: string; readonly matchers: ReadonlyArray<Matcher> }> = [
+    { dir: options.root, matchers: parentMatchers(options.root) }
+  ]
+  let deadline = performance.now() + sliceMs
+  while (pending.length > 0) {
+    if (performance.now() > deadline) {
+      await yieldToLoop()
+      if (signal.aborted) break
+      deadline = performance.now() + sliceMs
+    }
+    const { dir, matchers } = pending.pop()!
+    let entries: Array<NodeFs.Dirent>
+    try {
+      entries = NodeFs.readdirSync(dir, { withFileTypes: true })
+    } catch {
+      continue
+    }
+    const names = new Set<string>()
+    for (const entry of entries) if (entry.name.startsWith(".")) names.add(entry.name)
+    const own = ignoreFileNames.some((n) => names.has(n)) ? loadMatcherSync(dir, names) : undefined
     const active = own === undefined ? matchers : [...matchers, own]
-    const entries = await Fs.readdir(dir, { withFileTypes: true }).catch(() => [])
-    const subdirs: Array<string> = []
+    const prefix = dir === base ? "" : `${relativeUnder(base, dir) ?? toPosix(Path.relative(base, dir))}/`
     for (const entry of entries) {
       const isDir = entry.isDirectory()
       if (!isDir && !entry.isFile()) continue
       if (isDir && entry.name === ".git") continue
-      const path = Path.join(dir, entry.name)
-      const relative = toPosix(Path.relative(base, path))
+      const path = dir.endsWith(Path.sep) ? dir + entry.name : dir + Path.sep + entry.name
+      const relative = prefix + entry.name
       const forced = overrides === undefined ? "none" : overrides.match(relative, isDir)
       if (forced === "exclude") continue
       if (forced === "none") {
         if (!isDir && overrides !== undefined && overrides.hasIncludes) continue
-        const verdict = ignoreVerdict(active, path, isDir)
-        if (verdict === "ignore") continue
-        if (verdict === "none" && !options.hidden && entry.name.startsWith(".")) continue
+        if (active.length > 0) {
+          const verdict = ignoreVerdict(active, path, isDir)
+          if (verdict === "ignore") continue
+          if (verdict === "none" && !options.hidden && entry.name.startsWith(".")) continue
+        } else if (!options.hidden && entry.name.startsWith(".")) continue
         if (!isDir && options.fileFilter !== undefined && !options.fileFilter(relative)) continue
       }
-      if (isDir) subdirs.push(path)
+      const rule = guard?.(path, isDir)
+      if (rule !== undefined) {
+        countSkip(skipped, rule)
+        denied.push(relative)
+      } else if (isDir) pending.push({ dir: path, matchers: active })
       else files.push({ path, relative })
     }
-    for (let i = 0; i < subdirs.length; i += 16) {
-      await Promise.all(subdirs.slice(i, i + 16).map((sub) => visit(sub, active)))
-    }
   }
-  await visit(options.root, inherited)
-  return files
+  return { files, skipped: skippedList(skipped), denied }
 }
 
-/** Walks a directory tree and returns the files kept by the filters, in no particular order. */
-export const walk = (options: WalkOptions): Effect.Effect<ReadonlyArray<WalkedFile>, FileError> =>
+/**
+ * Walks a directory tree and returns the files kept by the filters, in no particular order, with what the Read
+ * guard skipped. Synchronous file-system calls run in short slices between which the event loop runs.
+ */
+export const walk = (options: WalkOptions): Effect.Effect<WalkResult, FileError> =>
   Effect.tryPromise({
-    try: (signal) => walkAsync(options, signal),
+    try: (signal) => walkSliced(options, signal),
     catch: (e) => new FileError({ message: e instanceof Error ? e.message : String(e) })
   })

@@ -9,6 +9,7 @@ import * as Path from "node:path"
 import { Data, Effect } from "effect"
 import picomatch from "picomatch"
 import * as FileWalker from "./FileWalker.js"
+import { type Compiled, searchText, splitText } from "./LineSearch.js"
 
 /** What the model may ask for. */
 export type OutputMode = "content" | "files_with_matches" | "count"
@@ -105,67 +106,15 @@ export const compilePattern = (query: Pick<Query, "pattern" | "caseInsensitive" 
   )
 }
 
-const splitText = (text: string): ReadonlyArray<string> => {
-  const lines = text.split("\n")
-  if (lines[lines.length - 1] === "") lines.pop()
-  return lines
-}
-
-/** Searches one file's text; returns undefined when nothing matches. */
-export const searchText = (
-  text: string,
-  regex: RegExp,
-  query: Pick<Query, "mode" | "multiline" | "before" | "after">
-): { readonly count: number; readonly lines: ReadonlyArray<Line> } | undefined => {
-  regex.lastIndex = 0
-  if (!regex.test(text)) return undefined
-  const lines = splitText(text)
-  const matched = new Set<number>()
-  let count = 0
-  if (query.multiline) {
-    const starts: Array<number> = [0]
-    for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 10) starts.push(i + 1)
-    const lineOf = (offset: number) => {
-      let lo = 0
-      let hi = starts.length - 1
-      while (lo < hi) {
-        const mid = (lo + hi + 1) >> 1
-        if (starts[mid] <= offset) lo = mid
-        else hi = mid - 1
-      }
-      return lo + 1
-    }
-    regex.lastIndex = 0
-    let lastGroupEnd = 0
-    for (let m = regex.exec(text); m !== null; m = regex.exec(text)) {
-      const end = m.index + m[0].length
-      if (m[0].length === 0) regex.lastIndex++
-      const first = lineOf(m.index)
-      const endsOnBreak = m[0].length > 0 && text.charCodeAt(end - 1) === 10
-      const last = Math.max(first, lineOf(endsOnBreak ? end - 1 : end))
-      if (first > lines.length) continue
-      if (first > lastGroupEnd) count++
-      lastGroupEnd = Math.max(lastGroupEnd, last)
-      for (let n = first; n <= Math.min(last, lines.length); n++) matched.add(n)
-    }
-  } else {
-    const single = new RegExp(regex.source, regex.flags.replace("g", ""))
-    lines.forEach((line, i) => {
-      if (single.test(line)) matched.add(i + 1)
+/** Compiles the pattern into its scanning and per-line forms. */
+export const compile = (query: Pick<Query, "pattern" | "caseInsensitive" | "multiline">) =>
+  Effect.map(
+    compilePattern(query),
+    (scan): Compiled => ({
+      scan,
+      line: new RegExp(scan.source, scan.flags.replace("g", ""))
     })
-    count = matched.size
-  }
-  if (matched.size === 0) return undefined
-  if (query.mode !== "content") return { count, lines: [] }
-  const shown = new Set<number>(matched)
-  for (const n of matched) {
-    for (let k = Math.max(1, n - query.before); k <= Math.min(lines.length, n + query.after); k++) shown.add(k)
-  }
-  const out = [...shown]
-    .sort((a, b) => a - b)
-    .map((n): Line => ({ number: n, text: lines[n - 1], match: matched.has(n) }))
-  return { count, lines: out }
-}
+  )
 
 const byPath = (a: FileResult, b: FileResult): number => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)
 
@@ -175,43 +124,118 @@ const typeFilter = (type: string | undefined): ((relative: string) => boolean) |
   return (relative) => test(Path.posix.basename(relative))
 }
 
-/** The built-in engine: walks with ripgrep's filters and matches with a JS RegExp. */
-export const searchBuiltin = (query: Query): Effect.Effect<ReadonlyArray<FileResult>, GrepError> =>
-  Effect.gen(function* () {
-    const regex = yield* compilePattern(query)
-    const info = yield* Effect.tryPromise({
-      try: () => Fs.stat(query.path),
-      catch: () => new GrepError({ message: `Path does not exist: ${query.path}` })
-    })
-    const files = info.isDirectory()
-      ? yield* FileWalker.walk({
-          root: query.path,
-          hidden: false,
-          overrides: query.globs.length > 0 ? FileWalker.compileOverrides(query.globs) : undefined,
-          fileFilter: typeFilter(query.type)
-        }).pipe(Effect.mapError((e) => new GrepError({ message: e.message })))
-      : [{ path: query.path, relative: Path.basename(query.path) }]
-    const decoder = new TextDecoder("utf-8")
-    const results = yield* Effect.forEach(
-      files,
-      (file) =>
-        Effect.promise(() => Fs.readFile(file.path).catch(() => undefined)).pipe(
-          Effect.map((bytes): FileResult | undefined => {
-            if (bytes === undefined || bytes.includes(0)) return undefined
-            const found = searchText(decoder.decode(bytes), new RegExp(regex.source, regex.flags), query)
-            return found === undefined ? undefined : { path: file.path, ...found }
-          })
-        ),
-      { concurrency: 16 }
-    )
-    return results.filter((r): r is FileResult => r !== undefined).sort(byPath)
+/** What a search found, and which paths the Read guard kept it from searching. */
+export interface Outcome {
+  readonly results: ReadonlyArray<FileResult>
+  readonly skipped: ReadonlyArray<FileWalker.Skipped>
+}
+
+const statPath = (path: string) =>
+  Effect.tryPromise({
+    try: () => Fs.stat(path),
+    catch: () => new GrepError({ message: `Path does not exist: ${path}` })
   })
 
-const rgArgs = (query: Query): Array<string> => {
+/** The files a search visits (ripgrep's filters and the guard), or the one file searched. */
+const filesOf = (query: Query, isDirectory: boolean, guard: FileWalker.Guard | undefined) => {
+  if (!isDirectory) {
+    const rule = guard?.(query.path, false)
+    return Effect.succeed<FileWalker.WalkResult>(
+      rule === undefined
+        ? { files: [{ path: query.path, relative: Path.basename(query.path) }], skipped: [], denied: [] }
+        : { files: [], skipped: [{ rule, count: 1 }], denied: [""] }
+    )
+  }
+  return FileWalker.walk({
+    root: query.path,
+    hidden: false,
+    overrides: query.globs.length > 0 ? FileWalker.compileOverrides(query.globs) : undefined,
+    fileFilter: typeFilter(query.type),
+    guard
+  }).pipe(Effect.mapError((e) => new GrepError({ message: e.message })))
+}
+
+/** Bytes read first: a NUL among them marks a binary file, which is skipped without reading the rest. */
+const headBytes = 64 * 1024
+
+const head = Buffer.alloc(headBytes)
+
+/** A file's bytes, or undefined when it cannot be read or is binary (contains a NUL byte, as ripgrep decides). */
+const readText = (path: string): Buffer | undefined => {
+  let fd: number
+  try {
+    fd = NodeFs.openSync(path, "r")
+  } catch {
+    return undefined
+  }
+  try {
+    const first = NodeFs.readSync(fd, head, 0, headBytes, 0)
+    if (head.subarray(0, first).includes(0)) return undefined
+    if (first < headBytes) return Buffer.from(head.subarray(0, first))
+    const chunks: Array<Buffer> = [Buffer.from(head)]
+    while (true) {
+      const chunk = Buffer.allocUnsafe(1024 * 1024)
+      const n = NodeFs.readSync(fd, chunk, 0, chunk.length, null)
+      if (n === 0) break
+      const part = chunk.subarray(0, n)
+      if (part.includes(0)) return undefined
+      chunks.push(part)
+    }
+    return Buffer.concat(chunks)
+  } catch {
+    return undefined
+  } finally {
+    NodeFs.closeSync(fd)
+  }
+}
+
+/**
+ * The UTF-8 bytes every matching file must contain, when the pattern is a plain case-sensitive literal: files without
+ * them are passed over without decoding.
+ */
+export const literalOf = (query: Pick<Query, "pattern" | "caseInsensitive">): Buffer | undefined => {
+  if (query.pattern.length === 0 || /[\\^$.|?*+()[\]{}\ufffd]/.test(query.pattern)) return undefined
+  const caseless = (c: string) => c.charCodeAt(0) < 128 && c.toLowerCase() === c.toUpperCase()
+  if (query.caseInsensitive && ![...query.pattern].every(caseless)) return undefined
+  return Buffer.from(query.pattern, "utf8")
+}
+
+/** The built-in engine: walks with ripgrep's filters and matches with a JS RegExp. */
+export const searchBuiltin = (query: Query, guard?: FileWalker.Guard): Effect.Effect<Outcome, GrepError> =>
+  Effect.gen(function* () {
+    const compiled = yield* compile(query)
+    const info = yield* statPath(query.path)
+    const walked = yield* filesOf(query, info.isDirectory(), guard)
+    const decoder = new TextDecoder("utf-8")
+    const literal = literalOf(query)
+    const results: Array<FileResult> = []
+    yield* Effect.promise((signal) =>
+      FileWalker.sliced(
+        walked.files,
+        (file) => {
+          const bytes = readText(file.path)
+          if (bytes === undefined || (literal !== undefined && !bytes.includes(literal))) return
+          const found = searchText(decoder.decode(bytes), compiled, query)
+          if (found !== undefined) results.push({ path: file.path, ...found })
+        },
+        signal
+      )
+    )
+    return { results: results.sort(byPath), skipped: walked.skipped }
+  })
+
+/** The most denied paths passed to rg as exclusion globs; beyond, only the post-filter removes them. */
+const maxExcludes = 500
+
+const escapeGlob = (s: string): string => s.replace(/[*?[\]{}\\!]/g, "\\$&")
+
+const rgArgs = (query: Query, excludes: ReadonlyArray<string>): Array<string> => {
   const args = ["--no-config", "--no-require-git", "--no-messages"]
   if (query.caseInsensitive) args.push("-i")
   if (query.multiline) args.push("-U", "--multiline-dotall")
   for (const glob of query.globs) args.push("--glob", glob)
+  // Later globs win in ripgrep: these exclusions come after the model's globs so that no glob can re-include them.
+  for (const denied of excludes) args.push("--glob", `!/${escapeGlob(denied)}`)
   if (query.type !== undefined) {
     args.push("--type-clear", query.type)
     for (const glob of fileTypes[query.type] ?? []) args.push("--type-add", `${query.type}:${glob}`)
@@ -278,33 +302,44 @@ const parseJson = (stdout: string): ReadonlyArray<FileResult> => {
   return [...files].map(([path, { count, lines }]) => ({ path, count, lines }))
 }
 
-/** The ripgrep engine: runs `rg` and reads its output into the shared structure. */
-export const searchRg = (query: Query): Effect.Effect<ReadonlyArray<FileResult>, GrepError> =>
+const parseRg = (query: Query, stdout: string): Array<FileResult> => {
+  if (query.mode === "files_with_matches") {
+    return stdout
+      .split("\0")
+      .filter((p) => p.length > 0)
+      .map((path) => ({ path, count: 1, lines: [] }))
+  }
+  if (query.mode === "count") {
+    return stdout
+      .split("\n")
+      .filter((l) => l.length > 0)
+      .map((line) => {
+        const at = line.lastIndexOf("\0")
+        return { path: line.slice(0, at), count: Number(line.slice(at + 1)), lines: [] }
+      })
+  }
+  return [...parseJson(stdout)]
+}
+
+/**
+ * The ripgrep engine: runs `rg` and reads its output into the shared structure. With a guard, the tree is first
+ * walked with the same filters to find (and count) the denied paths, which rg is told to exclude; its output is
+ * filtered through the guard again, so nothing denied is returned even when the tree changes in between.
+ */
+export const searchRg = (query: Query, guard?: FileWalker.Guard): Effect.Effect<Outcome, GrepError> =>
   Effect.gen(function* () {
-    const info = yield* Effect.tryPromise({
-      try: () => Fs.stat(query.path),
-      catch: () => new GrepError({ message: `Path does not exist: ${query.path}` })
-    })
+    const info = yield* statPath(query.path)
+    const isDirectory = info.isDirectory()
+    const walked = guard === undefined ? undefined : yield* filesOf(query, isDirectory, guard)
+    const skipped = walked?.skipped ?? []
+    if (walked?.denied.includes("")) return { results: [], skipped }
+    const denied = walked?.denied ?? []
+    const excludes = isDirectory && denied.length <= maxExcludes ? denied : []
     // Globs with a "/" are anchored at rg's working directory: run it in the searched directory.
-    const stdout = yield* runRg(rgArgs(query), info.isDirectory() ? query.path : Path.dirname(query.path))
-    if (query.mode === "files_with_matches") {
-      return stdout
-        .split("\0")
-        .filter((p) => p.length > 0)
-        .map((path) => ({ path, count: 1, lines: [] }))
-        .sort(byPath)
-    }
-    if (query.mode === "count") {
-      return stdout
-        .split("\n")
-        .filter((l) => l.length > 0)
-        .map((line) => {
-          const at = line.lastIndexOf("\0")
-          return { path: line.slice(0, at), count: Number(line.slice(at + 1)), lines: [] }
-        })
-        .sort(byPath)
-    }
-    return [...parseJson(stdout)].sort(byPath)
+    const stdout = yield* runRg(rgArgs(query, excludes), isDirectory ? query.path : Path.dirname(query.path))
+    const parsed = parseRg(query, stdout)
+    const results = guard === undefined ? parsed : parsed.filter((r) => guard(r.path, false) === undefined)
+    return { results: results.sort(byPath), skipped }
   })
 
 /** Lines longer than this are cut in content output. */

@@ -2,6 +2,7 @@
  * The Hooks service (SPEC §6): command hooks from the settings' `hooks` section and in-process hooks registered
  * by layers, matched against the event, run in parallel and combined into one HookOutcome.
  */
+import * as Os from "node:os"
 import { Cause, Duration, Effect, Layer, Option } from "effect"
 import type { HookEvent, HookInput, HookOutcome } from "../../domain/Hook.js"
 import type { HooksConfig } from "../../domain/HookConfig.js"
@@ -67,25 +68,52 @@ const trimmedOr = (text: string, fallback: string): string => {
   return trimmed === "" ? fallback : trimmed
 }
 
-/** Reads how a command hook's process ended as a verdict for `event`. */
+/** The name of signal `n` (`SIGKILL` for 9), if `n` is one. */
+const signalName = (n: number): string | undefined =>
+  Object.entries(Os.constants.signals).find(([, value]) => value === n)?.[0]
+
+/** The first line of a hook's stderr, shortened, in parentheses; empty when there is none. */
+const stderrNote = (stderr: string): string => {
+  const line = stderr.trim().split("\n")[0] ?? ""
+  return line === "" ? "" : ` (${line.length > 200 ? `${line.slice(0, 200)}…` : line})`
+}
+
+/**
+ * Why a hook's exit code means the hook never gave an answer, or undefined for an ordinary code: 126 (not
+ * executable), 127 (not found) and 128+n, which a shell reports for a command killed by signal n.
+ */
+export const brokenExit = (code: number, stderr: string): string | undefined => {
+  if (code === 126) return `exit 126: command not executable${stderrNote(stderr)}`
+  if (code === 127) return `exit 127: command not found${stderrNote(stderr)}`
+  const signal = code > 128 && code < 128 + 65 ? signalName(code - 128) : undefined
+  return signal === undefined ? undefined : `exit ${code}: killed by ${signal}`
+}
+
+/**
+ * Reads how a command hook's process ended as a verdict for `event`. A hook that could not run (not started, not
+ * found or not executable, killed by a signal, timed out) denies on PreToolUse and PermissionRequest — a guard
+ * that is missing or crashed must not let the call through — and is a non-blocking error elsewhere.
+ */
 export const commandVerdict = (
   event: HookEvent,
   command: string,
   result: CommandHookRunner.CommandHookResult
 ): HookOutput.HookVerdict =>
   CommandHookRunner.CommandHookResult.$match(result, {
-    Exited: ({ code, stderr, stdout }) =>
-      code === 0
-        ? HookOutput.fromStdout(event, command, stdout)
-        : code === 2
-          ? HookOutput.blockedByExit(command, stderr)
-          : HookOutput.nonBlocking(
-              command,
-              `failed with non-blocking status code ${code}: ${trimmedOr(stderr, "No stderr output")}`
-            ),
-    Signaled: ({ signal }) => HookOutput.nonBlocking(command, `killed by signal ${signal}`),
-    TimedOut: ({ seconds }) => HookOutput.failed(event, command, `hook timed out after ${seconds}s`),
-    SpawnFailed: ({ message }) => HookOutput.failed(event, command, `hook could not be started: ${message}`)
+    Exited: ({ code, stderr, stdout }) => {
+      if (code === 0) return HookOutput.fromStdout(event, command, stdout)
+      if (code === 2) return HookOutput.blockedByExit(command, stderr)
+      const broken = brokenExit(code, stderr)
+      return broken !== undefined
+        ? HookOutput.failed(event, command, broken)
+        : HookOutput.nonBlocking(
+            command,
+            `failed with non-blocking status code ${code}: ${trimmedOr(stderr, "No stderr output")}`
+          )
+    },
+    Signaled: ({ signal }) => HookOutput.failed(event, command, `killed by ${signal}`),
+    TimedOut: ({ seconds }) => HookOutput.failed(event, command, `timed out after ${seconds}s`),
+    SpawnFailed: ({ message }) => HookOutput.failed(event, command, `could not be started: ${message}`)
   })
 
 const isBlock = (result: InProcessHookResult): result is InProcessHooksRegistry.HookBlockResult =>
@@ -141,7 +169,7 @@ export const make = (options: HooksOptions) =>
           return HookOutput.failed(
             event,
             hook.name,
-            timedOut ? `hook timed out after ${seconds}s` : `hook ${hook.name} failed: ${causeMessage(exit.cause)}`
+            timedOut ? `timed out after ${seconds}s` : `failed: ${causeMessage(exit.cause)}`
           )
         })
       )

@@ -216,6 +216,19 @@ export const toParams = (request: ModelRequest): Anthropic.MessageCreateParamsSt
     stream: true
   }) as unknown as Anthropic.MessageCreateParamsStreaming
 
+/** The API's address when `ANTHROPIC_BASE_URL` is not set. */
+export const defaultBaseURL = "https://api.anthropic.com"
+
+/** Attempts at most when the server cannot be reached (no HTTP status at all). */
+export const connectionAttempts = 3
+
+/** The message of a request that failed for good: the URL, the status or error, and the retries made. */
+export const describeFailure = (url: string, error: ModelError, attempts: number): string => {
+  const what = error.status !== undefined ? `HTTP ${error.status}` : "connection failed"
+  const retries = attempts <= 1 ? "no retries" : `${attempts - 1} ${attempts === 2 ? "retry" : "retries"}`
+  return `POST ${url}: ${what}: ${error.message} (${retries})`
+}
+
 /** Builds the model over an SDK client. */
 export const make = (options: Options) =>
   Effect.sync(() => {
@@ -226,11 +239,29 @@ export const make = (options: Options) =>
       ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {})
     })
     const schedule = retrySchedule(options.retry)
+    const url = `${(options.baseURL ?? defaultBaseURL).replace(/\/+$/, "")}/v1/messages`
     const open = (request: ModelRequest) =>
-      Effect.tryPromise({
-        try: (signal) => client.messages.create(toParams(request), { signal }),
-        catch: toModelError("request")
-      }).pipe(Effect.retry(schedule))
+      Effect.suspend(() => {
+        let attempts = 0
+        let connectionFailures = 0
+        return Effect.tryPromise({
+          try: (signal) => client.messages.create(toParams(request), { signal }),
+          catch: toModelError("request")
+        }).pipe(
+          Effect.tapError((error) =>
+            Effect.sync(() => {
+              attempts++
+              if (error.status === undefined) connectionFailures++
+            })
+          ),
+          // a server that cannot be reached at all is given a few quick tries, not the whole backoff
+          Effect.retry({
+            schedule,
+            while: (error) => error.status !== undefined || connectionFailures < connectionAttempts
+          }),
+          Effect.mapError((error) => new ModelError({ ...error, message: describeFailure(url, error, attempts) }))
+        )
+      })
     return LanguageModel.of({
       stream: (request) =>
         Stream.unwrapScoped(

@@ -6,13 +6,14 @@ import * as Path from "node:path"
 import { Effect } from "effect"
 import type { PermissionMode, PermissionOpinion } from "../../domain/Permission.js"
 import * as PermissionRule from "../../domain/PermissionRule.js"
+import { resourcesOf } from "../../domain/Resources.js"
 import * as Tool from "../../domain/Tool.js"
 import type { PermissionRequest } from "../../services/PermissionPolicy.js"
 import type { ShellAnalysis } from "../../services/ShellAnalyzer.js"
 import { bashPathWords } from "./BashPaths.js"
 import type { Prepared, PreparedRule } from "./Prepared.js"
 import { preparePath, realpathLoose } from "./PreparePaths.js"
-import { safeResources, targetOf } from "./Targets.js"
+import { targetOf } from "./Targets.js"
 
 /** The inputs of `prepare`. */
 export interface PrepareOptions {
@@ -64,7 +65,7 @@ export const prepare = (options: PrepareOptions) =>
       )
     )
     const readOnly = Tool.safely(tool.isReadOnly, input) && (analysis === undefined || analysis.readOnly)
-    const writesResource = safeResources(tool, input).some((r) => r.access === "write")
+    const writesResource = resourcesOf(tool, input).some((r) => r.access === "write")
     return {
       tool,
       input,

@@ -1,6 +1,7 @@
 /**
  * What a call acts on, as far as permission rules are concerned: a Bash command, file paths, a URL, or nothing.
  */
+import { resourcesOf } from "../../domain/Resources.js"
 import type * as Tool from "../../domain/Tool.js"
 
 /** What a call acts on, as far as rules are concerned. */
@@ -41,17 +42,8 @@ export const targetOf = (tool: Tool.Any, input: unknown): Target => {
     case "WebFetch":
       return { _tag: "Url", url: stringField(input, "url") ?? "" }
   }
-  const keys = safeResources(tool, input)
+  const keys = resourcesOf(tool, input)
     .map((r) => r.key)
     .filter(looksLikePath)
   return keys.length > 0 ? { _tag: "Paths", paths: keys } : { _tag: "None" }
-}
-
-/** The resources a tool declares for an input; a tool whose `resources` throws declares none. */
-export const safeResources = (tool: Tool.Any, input: unknown): ReadonlyArray<Tool.Resource> => {
-  try {
-    return tool.resources(input)
-  } catch {
-    return []
-  }
 }

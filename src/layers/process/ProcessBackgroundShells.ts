@@ -62,7 +62,9 @@ export const make = (stateDir: string) =>
             file: "/bin/bash",
             args: ["-c", command],
             cwd,
-            stdio: ["ignore", log.fd, log.fd]
+            stdio: ["ignore", log.fd, log.fd],
+            // KillShell and the end of the session are not on a hot path: always look for escaped descendants.
+            onRelease: "always"
           }).pipe(Effect.mapError((e) => new ToolFailure({ message: e.message })))
           const made: Entry = {
             info: { id, command, cwd, pid: handle.pid, logPath, status: { _tag: "running" } },

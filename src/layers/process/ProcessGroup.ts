@@ -1,16 +1,24 @@
 /**
- * Child processes in their own process group: spawned with `detached: true` (so the child leads a new group),
- * scoped (closing the scope kills the whole group), and killed with SIGTERM, then SIGKILL after a grace period,
- * waiting until no member of the group is left.
+ * Child processes that never outlive their call (see docs/processes.md). Each child is spawned with
+ * `detached: true`, so it leads a new session and process group, and with a unique tag in its environment
+ * (`ARMATURE_CALL=<id>`), which every descendant inherits, including the ones that leave the group with `setsid`,
+ * `setsid -f`, `nohup … &` or a double fork. Killing a child means: SIGTERM to its group and to every tagged
+ * process, a grace period, then SIGKILL rounds until neither the group nor any tagged process is left (bounded).
+ *
+ * The tag is looked for in `/proc/<pid>/environ` only when something has to be killed — a timeout, an
+ * interruption, a scope closed while the child runs, or a child whose group or output pipes are still held after
+ * it exited — never on the path of a call that ends cleanly, so a call costs the same whatever the process table.
  *
  * Node's `child_process` is used directly rather than @effect/platform's CommandExecutor: the platform command
- * does spawn detached, but it cannot hand the child a file descriptor as stdout/stderr (background shells write
- * straight to their log file), and its kill signals only the leader and waits for it, without SIGKILL escalation
- * or a check that the rest of the group is gone.
+ * cannot hand the child a file descriptor as stdout/stderr (background shells write straight to their log file),
+ * and its kill signals only the leader and waits for it, without SIGKILL escalation or descendants outside the
+ * group.
  */
 import * as ChildProcess from "node:child_process"
+import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
-import { Data, Deferred, Effect, type Scope } from "effect"
+import * as Os from "node:os"
+import { Clock, Data, Deferred, Duration, Effect, Schedule, type Scope } from "effect"
 
 /** How the leader of a group ended. */
 export interface Exit {
@@ -29,46 +37,101 @@ export class SpawnError extends Data.TaggedError("SpawnError")<{
   }
 }
 
-/** A running process group. */
+/** The environment variable that tags every process started for one call. */
+export const tagVariable = "ARMATURE_CALL"
+
+/** A running child and everything it started. */
 export interface Handle {
   /** The leader's pid, which is also the group id. */
   readonly pid: number
+  /** The value of `ARMATURE_CALL` in the child's environment and its descendants'. */
+  readonly tag: string
   readonly child: ChildProcess.ChildProcess
-  /** Completes when the leader exits (its stdio may still be open in other members). */
+  /** Completes when the leader exits (its stdio may still be open in other processes). */
   readonly exited: Effect.Effect<Exit>
-  /** Kills the whole group: SIGTERM, then SIGKILL after the grace period; completes when the group is gone. */
+  /** Completes when every stdio pipe of the child is closed, i.e. no process holds them any more. */
+  readonly closed: Effect.Effect<void>
+  /**
+   * Kills the group and every tagged process: SIGTERM, then SIGKILL after the grace period, repeated until none
+   * is left (bounded). Uninterruptible; a second kill waits for the first.
+   */
   readonly kill: Effect.Effect<void>
-  /** True while any member of the group exists. */
+  /** True while the leader's group has a live member (one syscall, plus a `/proc` check when it may be zombies). */
   readonly isAlive: () => boolean
+  /** True when the leader has exited, its pipes are closed and its group is empty: nothing is known to be left. */
+  readonly endedCleanly: () => boolean
 }
 
-/** The time between SIGTERM and SIGKILL. */
-export const killGraceMs = 2_000
+/** The time between SIGTERM and SIGKILL by default. */
+export const defaultKillGraceMs = 2_000
+
+/** How long the SIGKILL rounds may go on before the kill gives up on processes it cannot see die. */
+const killRoundsMs = 2_000
 
 const pollMs = 20
 
 /**
- * Waits on the wall clock, not Effect's Clock: signal escalation is about real processes, and a finalizer that
- * waits for a TestClock nobody advances would hang the test that interrupts it.
+ * Real time, not the fiber's Clock: killing is about real processes, and a finalizer waiting for a TestClock
+ * that nobody advances would hang the test that interrupts it.
  */
-export const wallSleep = (ms: number): Effect.Effect<void> =>
-  Effect.async<void>((resume) => {
-    const timer = setTimeout(() => resume(Effect.void), ms)
-    return Effect.sync(() => clearTimeout(timer))
-  })
+const liveClock = Clock.make()
 
-const isLiveMemberOf =
-  (pgid: number) =>
-  (entry: string): boolean => {
-    if (!/^\d+$/.test(entry)) return false
-    try {
-      const stat = Fs.readFileSync(`/proc/${entry}/stat`, "utf8")
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-      return fields[0] !== "Z" && Number(fields[2]) === pgid
-    } catch {
-      return false
-    }
+/** Runs an effect on the wall clock (its sleeps and timeouts are real time). */
+export const onWallClock = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.withClock(effect, liveClock)
+
+/** Waits on the wall clock. */
+export const wallSleep = (ms: number): Effect.Effect<void> => onWallClock(Effect.sleep(Duration.millis(ms)))
+
+/** The fields of `/proc/<pid>/stat` after the command name: state, ppid, pgrp, … */
+const statFields = (pid: string): ReadonlyArray<string> | undefined => {
+  try {
+    const stat = Fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  } catch {
+    return undefined
   }
+}
+
+const hasTag = (pid: string, needle: Buffer): boolean => {
+  try {
+    return Fs.readFileSync(`/proc/${pid}/environ`).includes(needle)
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Clock ticks since boot, a little in the past: processes that started before it cannot descend from a child
+ * spawned now. Linux counts process start times in ticks of 1/100 s (USER_HZ, fixed at 100 on every common build).
+ */
+const ticksNow = (): number => Math.floor((Os.uptime() - 2) * 100)
+
+/**
+ * The live (non-zombie) processes that are members of group `pgid` or carry `tag` in their environment; only
+ * processes that started at or after `sinceTicks` (see `ticksNow`) can carry it. Reads `/proc`: only ever called
+ * when something is being killed.
+ */
+export const findDescendants = (pgid: number, tag: string | undefined, sinceTicks = 0): ReadonlyArray<number> => {
+  const needle = tag === undefined ? undefined : Buffer.from(`${tagVariable}=${tag}\0`)
+  let entries: ReadonlyArray<string>
+  try {
+    entries = Fs.readdirSync("/proc")
+  } catch {
+    return []
+  }
+  const found: Array<number> = []
+  for (const entry of entries) {
+    const code = entry.charCodeAt(0)
+    if (code < 48 || code > 57) continue
+    const fields = statFields(entry)
+    if (fields === undefined || fields[0] === "Z" || fields[0] === "X") continue
+    if (Number(fields[2]) === pgid) found.push(Number(entry))
+    else if (needle !== undefined && Number(fields[19]) >= sinceTicks && hasTag(entry, needle))
+      found.push(Number(entry))
+  }
+  return found
+}
 
 /**
  * True while a process group has a member that is not a zombie. Where an init process is slow to reap orphans
@@ -82,43 +145,64 @@ export const groupExists = (pgid: number): boolean => {
     return (e as NodeJS.ErrnoException).code === "EPERM"
   }
   if (process.platform !== "linux") return true
+  return findDescendants(pgid, undefined).length > 0
+}
+
+const signal = (target: number, name: NodeJS.Signals): void => {
   try {
-    return Fs.readdirSync("/proc").some(isLiveMemberOf(pgid))
+    process.kill(target, name)
   } catch {
-    return true
+    // ESRCH: already gone.
   }
 }
 
-const signalGroup = (pgid: number, signal: NodeJS.Signals): void => {
-  try {
-    process.kill(-pgid, signal)
-  } catch {
-    // ESRCH: the group is already gone.
-  }
+/** What is left of a call's processes: the group's live members and the tagged processes. */
+const remaining = (pgid: number, tag: string | undefined, sinceTicks: number): ReadonlyArray<number> =>
+  process.platform === "linux" ? findDescendants(pgid, tag, sinceTicks) : groupExists(pgid) ? [pgid] : []
+
+const signalAll = (pgid: number, pids: ReadonlyArray<number>, name: NodeJS.Signals): void => {
+  signal(-pgid, name)
+  for (const pid of pids) signal(pid, name)
 }
 
-const waitGone = (pgid: number, ms: number): Effect.Effect<boolean> =>
-  Effect.gen(function* () {
-    let waited = 0
-    while (groupExists(pgid) && waited < ms) {
-      yield* wallSleep(pollMs)
-      waited += pollMs
-    }
-    return !groupExists(pgid)
-  })
+/** Polls (real time) until nothing is left, for at most `ms`; returns what is left then. */
+const waitGone = (
+  pgid: number,
+  tag: string | undefined,
+  sinceTicks: number,
+  ms: number
+): Effect.Effect<ReadonlyArray<number>> =>
+  Effect.suspend(() => Effect.succeed(remaining(pgid, tag, sinceTicks))).pipe(
+    Effect.repeat({ until: (left) => left.length === 0, schedule: Schedule.spaced(Duration.millis(pollMs)) }),
+    // The kill runs uninterruptibly; only this wait may be cut short by its own timeout.
+    Effect.interruptible,
+    Effect.timeoutOption(Duration.millis(ms)),
+    Effect.map(() => remaining(pgid, tag, sinceTicks)),
+    onWallClock
+  )
 
 /**
- * Kills a process group: SIGTERM, up to `graceMs` for it to go, then SIGKILL and up to one more second.
- * Uninterruptible, so an interrupted caller still leaves no process behind.
+ * Kills a process group and every process carrying `tag`: SIGTERM, up to `graceMs` for them to go, then rounds
+ * of SIGKILL (each one re-reading `/proc`, so that processes forked in between are caught) until none is left or
+ * about two seconds have passed. Uninterruptible, so an interrupted caller still leaves no process behind.
  */
-export const killGroup = (pgid: number, graceMs: number = killGraceMs): Effect.Effect<void> =>
+export const killAll = (
+  pgid: number,
+  tag: string | undefined,
+  graceMs: number = defaultKillGraceMs,
+  sinceTicks = 0
+): Effect.Effect<void> =>
   Effect.uninterruptible(
     Effect.gen(function* () {
-      if (!groupExists(pgid)) return
-      signalGroup(pgid, "SIGTERM")
-      if (yield* waitGone(pgid, graceMs)) return
-      signalGroup(pgid, "SIGKILL")
-      yield* waitGone(pgid, 1_000)
+      const found = remaining(pgid, tag, sinceTicks)
+      if (found.length === 0) return
+      signalAll(pgid, found, "SIGTERM")
+      let left = yield* waitGone(pgid, tag, sinceTicks, graceMs)
+      const deadline = Date.now() + killRoundsMs
+      while (left.length > 0 && Date.now() < deadline) {
+        signalAll(pgid, left, "SIGKILL")
+        left = yield* waitGone(pgid, tag, sinceTicks, 200)
+      }
     })
   )
 
@@ -127,45 +211,87 @@ export interface SpawnOptions {
   readonly file: string
   readonly args: ReadonlyArray<string>
   readonly cwd: string
+  /** The environment (default: this process's); the tag is added to it. */
   readonly env?: NodeJS.ProcessEnv | undefined
   readonly stdio: ChildProcess.StdioOptions
+  /** Milliseconds between SIGTERM and SIGKILL (default 2000). */
+  readonly killGraceMs?: number | undefined
+  /**
+   * When the scope closes after the child exited on its own: `"leftovers"` (default) kills only when the group
+   * still has a member or the stdio pipes are still held — cheap checks, no `/proc` scan on a clean end;
+   * `"always"` runs the full kill (for background shells, whose end is never on a hot path).
+   */
+  readonly onRelease?: "leftovers" | "always" | undefined
+  /**
+   * Adds an extra pipe as file descriptor 3 that the child and its descendants inherit and nobody writes: it
+   * closes only when the last of them is gone, so `closed` also waits for descendants that redirected their
+   * output away (`nohup cmd >/dev/null 2>&1 &`), and a leftover is noticed without reading `/proc`.
+   */
+  readonly canary?: boolean | undefined
 }
 
+const newTag = (): string => Crypto.randomBytes(9).toString("base64url")
+
+const spawnFailure = (options: SpawnOptions, error: Error): SpawnError =>
+  new SpawnError({
+    command: options.file,
+    // Node reports a missing working directory as a missing program (`spawn /bin/sh ENOENT`): say which it is.
+    reason: Fs.existsSync(options.cwd) ? error.message : `working directory ${options.cwd} does not exist`
+  })
+
 /**
- * Spawns a process as the leader of a new process group. When the scope closes, whatever is left of the group is
- * killed (SIGTERM, then SIGKILL after 2 s) and the release waits until it is gone.
+ * Spawns a process as the leader of a new session and process group, tagged for the kill. When the scope closes,
+ * a child that is still running — or that left something behind (see `onRelease`) — is killed with everything it
+ * started, and the release waits until they are gone.
  */
 export const spawn = (options: SpawnOptions): Effect.Effect<Handle, SpawnError, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.gen(function* () {
       const exited = yield* Deferred.make<Exit>()
+      const closed = yield* Deferred.make<void>()
+      let hasExited = false
+      let hasClosed = false
+      const tag = newTag()
+      const sinceTicks = ticksNow()
       const child = yield* Effect.async<ChildProcess.ChildProcess, SpawnError>((resume) => {
         const spawned = ChildProcess.spawn(options.file, [...options.args], {
           cwd: options.cwd,
-          env: options.env ?? process.env,
-          stdio: options.stdio,
+          env: { ...(options.env ?? process.env), [tagVariable]: tag },
+          stdio: options.canary === true && Array.isArray(options.stdio) ? [...options.stdio, "pipe"] : options.stdio,
           detached: true
         })
-        const onError = (e: Error) => resume(Effect.fail(new SpawnError({ command: options.file, reason: e.message })))
+        const onError = (e: Error) => resume(Effect.fail(spawnFailure(options, e)))
         spawned.once("error", onError)
         spawned.once("spawn", () => {
           spawned.off("error", onError)
           resume(Effect.succeed(spawned))
         })
         spawned.once("exit", (code, signal) => {
+          hasExited = true
           Deferred.unsafeDone(exited, Effect.succeed({ code, signal }))
+        })
+        spawned.once("close", () => {
+          hasClosed = true
+          Deferred.unsafeDone(closed, Effect.void)
         })
       })
       // Errors after spawn (e.g. EPIPE on a closed stream) must not crash the process.
       child.on("error", () => {})
+      // Nothing is written to the canary; flowing, it ends (and lets "close" fire) when its last holder is gone.
+      const canary = options.canary === true ? child.stdio[3] : undefined
+      if (canary !== undefined && canary !== null && "resume" in canary) canary.resume()
       const pid = child.pid ?? 0
+      const kill = yield* Effect.cached(killAll(pid, tag, options.killGraceMs ?? defaultKillGraceMs, sinceTicks))
       return {
         pid,
+        tag,
         child,
         exited: Deferred.await(exited),
-        kill: killGroup(pid),
-        isAlive: () => groupExists(pid)
+        closed: Deferred.await(closed),
+        kill: Effect.uninterruptible(kill),
+        isAlive: () => groupExists(pid),
+        endedCleanly: () => hasExited && hasClosed && !groupExists(pid)
       } satisfies Handle
     }),
-    (handle) => handle.kill
+    (handle) => (options.onRelease !== "always" && handle.endedCleanly() ? Effect.void : handle.kill)
   )

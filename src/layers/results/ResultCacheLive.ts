@@ -5,6 +5,7 @@
  */
 import { Clock, Duration, Effect, Layer, Option, Ref } from "effect"
 import type { ToolResultContent } from "../../domain/Blocks.js"
+import * as Resources from "../../domain/Resources.js"
 import * as Tool from "../../domain/Tool.js"
 import { ResultCache } from "../../services/ResultCache.js"
 
@@ -42,14 +43,8 @@ export const stableJson = (value: unknown): string => {
 /** The cache key of a call. */
 export const cacheKey = (toolName: string, input: unknown): string => `${toolName}\u0000${stableJson(input)}`
 
-const isPrefix = (parent: string, child: string): boolean =>
-  child.startsWith(parent) && (parent.endsWith("/") || child.charAt(parent.length) === "/")
-
-/**
- * True when two resource keys overlap: equal, or one is a path prefix of the other at a `/` boundary
- * (`/a` overlaps `/a/b`, not `/ab`).
- */
-export const overlaps = (a: string, b: string): boolean => a === b || isPrefix(a, b) || isPrefix(b, a)
+/** True when two resource keys overlap (the shared definition in `domain/Resources`). */
+export const overlaps = Resources.overlaps
 
 /** Builds the cache. */
 export const make = (options: Options) =>

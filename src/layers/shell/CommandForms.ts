@@ -8,7 +8,7 @@
 import type { CommandForm, FormWord } from "../../domain/PermissionRule.js"
 import * as OptionParser from "../../domain/shell/OptionParser.js"
 import type { Word } from "./ShellWords.js"
-import { parseWrapper } from "./WrapperParse.js"
+import { literalWord, parseWrapper } from "./WrapperParse.js"
 import {
   findActions,
   gitGlobalOptions,
@@ -39,7 +39,8 @@ export const basename = (path: string): string => path.slice(path.lastIndexOf("/
 
 const formWord = (word: Word): FormWord => (word.literal && !word.glob ? word.value : null)
 
-const unknownWord: Word = { value: "", literal: false, glob: false }
+/** A word only known at run time (a file name `find` puts in, the input `xargs` adds). */
+const unknownWord: Word = { value: "", literal: false, glob: false, template: [{ _tag: "Opaque", text: "…" }] }
 
 const formsOf = (words: ReadonlyArray<Word>, context: Context): ReadonlyArray<CommandForm> => {
   if (words.length === 0) return []
@@ -124,7 +125,7 @@ const wrapperForms = (wrapper: Wrapper, args: ReadonlyArray<Word>, context: Cont
     replaced.some((text) => text !== "" && word.value.includes(text)) ? unknownWord : word
   )
   // The input's words are arguments of the command: to `env`, `eval` or `find` they may be a command or code.
-  const run = words.length > 0 ? words : [{ value: "echo", literal: true, glob: false }]
+  const run = words.length > 0 ? words : [literalWord("echo")]
   return formsOf([...run, unknownWord], context)
 }
 

@@ -3,6 +3,7 @@
  * strings decoded), whether it holds an expansion, and whether a glob or brace pattern may turn it into other words.
  */
 import type { Node } from "web-tree-sitter"
+import type { Piece, Template } from "../../domain/shell/ShellExpansion.js"
 
 /** One shell word: its unquoted value (or the text as written when it holds an expansion). */
 export interface Word {
@@ -11,6 +12,8 @@ export interface Word {
   readonly literal: boolean
   /** True when an unquoted glob or brace pattern may turn the word into other words. */
   readonly glob: boolean
+  /** The word as pieces for path expansion (braces, tilde, known variables, globs). */
+  readonly template: Template
 }
 
 const expansionTypes = new Set([
@@ -110,6 +113,71 @@ const hasGlob = (node: Node): boolean => {
   }
 }
 
+/** Unquoted text: a backslash makes the next character inert; an escaped newline disappears. */
+const barePieces = (source: string): Array<Piece> => {
+  if (!source.includes("\\")) return [{ _tag: "Text", text: source, quoted: false }]
+  const out: Array<Piece> = []
+  let run = ""
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i]
+    if (c !== "\\") {
+      run += c
+      continue
+    }
+    if (run !== "") out.push({ _tag: "Text", text: run, quoted: false })
+    run = ""
+    const next = source[++i]
+    if (next !== undefined && next !== "\n") out.push({ _tag: "Text", text: next, quoted: true })
+  }
+  if (run !== "") out.push({ _tag: "Text", text: run, quoted: false })
+  return out
+}
+
+const plainName = /^[A-Za-z_][A-Za-z0-9_]*$/
+
+/** `$NAME` and `${NAME}` are variables; every other expansion is opaque. */
+const expansionPiece = (node: Node, quoted: boolean): Piece => {
+  const named = node.namedChildren.filter((child): child is Node => child !== null)
+  const simple =
+    named.length === 1 &&
+    named[0].type === "variable_name" &&
+    plainName.test(named[0].text) &&
+    (node.type === "simple_expansion" || node.childCount === 3)
+  return simple ? { _tag: "Var", name: named[0].text, quoted } : { _tag: "Opaque", text: node.text }
+}
+
+/** The pieces of one node of a word. */
+const piecesOf = (node: Node): ReadonlyArray<Piece> => {
+  switch (node.type) {
+    case "word":
+    case "number":
+    case "extglob_pattern":
+    case "brace_expression":
+      return barePieces(node.text)
+    case "raw_string":
+      return [{ _tag: "Text", text: node.text.slice(1, -1), quoted: true }]
+    case "ansi_c_string":
+      return [{ _tag: "Text", text: decodeAnsiC(node.text.slice(2, -1)), quoted: true }]
+    case "string":
+    case "translated_string":
+      return childrenOf(node).flatMap((child): ReadonlyArray<Piece> => {
+        if (child.type === "string_content")
+          return [{ _tag: "Text", text: unescapeDoubleQuoted(child.text), quoted: true }]
+        if (child.type === "simple_expansion" || child.type === "expansion") return [expansionPiece(child, true)]
+        if (!child.isNamed) return []
+        return [{ _tag: "Opaque", text: child.text }]
+      })
+    case "simple_expansion":
+    case "expansion":
+      return [expansionPiece(node, false)]
+    case "concatenation":
+    case "command_name":
+      return childrenOf(node).flatMap(piecesOf)
+    default:
+      return containsExpansion(node) || node.isNamed ? [{ _tag: "Opaque", text: node.text }] : barePieces(node.text)
+  }
+}
+
 /** One word made of adjacent nodes (`--format="%H"`, `$"…"`). */
 const wordOf = (group: ReadonlyArray<Node>): Word => {
   const pieces = group.filter((node, i) => !(node.type === "$" && group[i + 1]?.type === "string"))
@@ -117,7 +185,8 @@ const wordOf = (group: ReadonlyArray<Node>): Word => {
   return {
     value: value ?? group.map((node) => node.text).join(""),
     literal: value !== undefined,
-    glob: pieces.some(hasGlob)
+    glob: pieces.some(hasGlob),
+    template: pieces.flatMap(piecesOf)
   }
 }
 

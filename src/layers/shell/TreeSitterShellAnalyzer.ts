@@ -6,9 +6,10 @@ import { createRequire } from "node:module"
 import { Effect, Layer, Schema } from "effect"
 import { Language, type Node, Parser } from "web-tree-sitter"
 import * as ReadOnlyCommands from "../../domain/shell/ReadOnlyCommands.js"
-import { type ShellAnalysis, ShellAnalyzer, type SimpleCommand } from "../../services/ShellAnalyzer.js"
+import { type PathStep, type ShellAnalysis, ShellAnalyzer, type SimpleCommand } from "../../services/ShellAnalyzer.js"
 import { evaluationDanger, testCommandDanger } from "./CodeEvaluation.js"
 import { anything, type CodeForms, commandForms } from "./CommandForms.js"
+import { commandStep, redirectStep } from "./PathSteps.js"
 import { childrenOf, flattenWords, type Word, wordsOf } from "./ShellWords.js"
 import { analyzeWords } from "./ShellWrappers.js"
 
@@ -64,6 +65,10 @@ interface Found {
   readonly assigned: Set<string>
   /** The forms of the commands in code given as a string (`bash -c '…'`). */
   readonly code: CodeForms
+  /** The command line (for the text between nodes). */
+  readonly source: string
+  /** What the line does to paths, in order. */
+  readonly pathSteps: Array<PathStep>
   readOnly: boolean
 }
 
@@ -92,14 +97,16 @@ const visitCommand = (node: Node, found: Found): void => {
   wordNodes.forEach((word, at) => {
     const previous = wordNodes[at - 1]
     if (previous !== undefined && word.startPosition.row > previous.endPosition.row) {
-      const between = node.tree.rootNode.text.slice(previous.endIndex, word.startIndex)
+      const between = found.source.slice(previous.endIndex, word.startIndex)
       if (!between.includes("\\\n")) groups.push([])
     }
     groups[groups.length - 1].push(word)
   })
   groups.forEach((group, at) => {
-    const { argv, assignments: wrapped, dangers, forms } = analyzeWords(wordsOf(group), found.code)
+    const words = wordsOf(group)
+    const { argv, assignments: wrapped, dangers, forms } = analyzeWords(words, found.code)
     found.commands.push(toCommand(node, argv, forms))
+    found.pathSteps.push(commandStep(words, argv))
     found.dangers.push(...dangers)
     const test = testCommandDanger(argv)
     if (test !== undefined) found.dangers.push(test)
@@ -110,12 +117,13 @@ const visitCommand = (node: Node, found: Found): void => {
 
 const arithmeticAssignment = /^(?:[-+*/%&^|]|<<|>>|\*\*)?=$|^(?:\+\+|--)$/
 
-const visit = (node: Node, found: Found): void => {
+/** Visits one node; false when its children are not to be visited (a comment). */
+const visitNode = (node: Node, found: Found): boolean => {
   const evaluated = evaluationDanger(node)
   if (evaluated !== undefined) found.dangers.push(evaluated)
   switch (node.type) {
     case "comment":
-      return
+      return false
     case "command":
       visitCommand(node, found)
       break
@@ -124,6 +132,7 @@ const visit = (node: Node, found: Found): void => {
     case "unset_command": {
       const argv = wordsOf(flattenWords(node))
       found.commands.push(toCommand(node, argv, commandForms(argv, found.code)))
+      found.pathSteps.push(commandStep(argv, argv))
       if (!isReadOnly(argv)) found.readOnly = false
       break
     }
@@ -160,10 +169,23 @@ const visit = (node: Node, found: Found): void => {
     case "file_redirect": {
       const danger = redirectDanger(node)
       if (danger !== undefined) found.dangers.push(danger)
+      const step = redirectStep(node)
+      if (step !== undefined) found.pathSteps.push(step)
       break
     }
   }
-  for (const child of childrenOf(node)) visit(child, found)
+  return true
+}
+
+/** Visits every node in source order, with an explicit stack: a line of 10,000 `&&` nests as deep. */
+const visit = (root: Node, found: Found): void => {
+  const stack: Array<Node> = [root]
+  while (stack.length > 0) {
+    const node = stack.pop()!
+    if (!visitNode(node, found)) continue
+    const children = childrenOf(node)
+    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i])
+  }
 }
 
 /** A backslash-newline inside a word joins it (`r\⏎m` is `rm`), which tree-sitter reads as two words. */
@@ -171,13 +193,27 @@ const splitWord = /[^\s;|&()<>]\\\n[^\s;|&()<>]/
 
 /** Analyzes a parsed tree. */
 const analyzeTree = (root: Node, source: string, code: CodeForms): ShellAnalysis => {
-  const found: Found = { commands: [], dangers: [], assigned: new Set(), code, readOnly: true }
+  const found: Found = {
+    commands: [],
+    dangers: [],
+    assigned: new Set(),
+    code,
+    source,
+    pathSteps: [],
+    readOnly: true
+  }
   const parsed = !root.hasError
   if (!parsed) found.dangers.push("unparsable command")
   if (splitWord.test(source)) found.dangers.push("line continuation inside a word")
   visit(root, found)
   const dangers = [...new Set(found.dangers)]
-  return { parsed, commands: found.commands, dangers, readOnly: found.readOnly && dangers.length === 0 }
+  return {
+    parsed,
+    commands: found.commands,
+    dangers,
+    readOnly: found.readOnly && dangers.length === 0,
+    pathSteps: found.pathSteps
+  }
 }
 
 const unparsable: ShellAnalysis = { parsed: false, commands: [], dangers: ["unparsable command"], readOnly: false }

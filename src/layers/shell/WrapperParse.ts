@@ -26,7 +26,13 @@ export type WrapperParse =
   /** The command is only known at run time (`env -S "$x"`, a split string with quoting we do not read). */
   | { readonly _tag: "Opaque"; readonly reason: string }
 
-const literal = (value: string): Word => ({ value, literal: true, glob: false })
+/** A word with a known value and nothing active in it (quoted). */
+export const literalWord = (value: string): Word => ({
+  value,
+  literal: true,
+  glob: false,
+  template: [{ _tag: "Text", text: value, quoted: true }]
+})
 
 /**
  * Splits an `env -S` string as env does: blanks separate words, quotes group them, `\_` is a blank, `\c` ends the
@@ -102,7 +108,7 @@ export const parseWrapper = (wrapper: Wrapper, args: ReadonlyArray<Word>): Wrapp
     const pieces = words.every((word) => word.literal) ? splitString(split.value ?? "") : undefined
     if (pieces === undefined)
       return { _tag: "Opaque", reason: `${args[at].value} with a string known only at run time` }
-    return { _tag: "Split", args: [...args.slice(0, at), ...pieces.map(literal), ...args.slice(at + span)] }
+    return { _tag: "Split", args: [...args.slice(0, at), ...pieces.map(literalWord), ...args.slice(at + span)] }
   }
   let start = parsed.rest
   if (wrapper.dash === true && args[start]?.value === "-") start++

@@ -198,7 +198,8 @@ export const make = Effect.gen(function* () {
           file: "/bin/bash",
           args: ["-c", `${trap}${input.command}`],
           cwd: ctx.cwd,
-          stdio: ["ignore", "pipe", "pipe"]
+          stdio: ["ignore", "pipe", "pipe"],
+          canary: true
         }).pipe(Effect.mapError((e) => new ToolFailure({ message: e.message })))
 
         // Each chunk is captured and written to the spill in the tick it was read, so it is never held across an
@@ -222,10 +223,12 @@ export const make = Effect.gen(function* () {
           })
         }).pipe(Effect.forever, Effect.forkScoped)
 
-        // Output may still be in flight after the exit, or held open by a leftover child: give it a moment,
-        // then kill the group (leftovers must not outlive the call) and stop reading.
+        // Output may still be in flight after the exit, or the pipes (output or canary) held open by a leftover
+        // process: give it a moment, then kill everything the call started (leftovers must not outlive the call)
+        // and stop reading.
         const drain = Effect.gen(function* () {
           const drained = yield* Fiber.join(pump).pipe(
+            Effect.zipRight(handle.closed),
             Effect.as(true),
             Effect.race(ProcessGroup.wallSleep(drainGraceMs).pipe(Effect.as(false)))
           )

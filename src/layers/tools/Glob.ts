@@ -1,6 +1,7 @@
 /**
  * Glob: finds files by name pattern (SPEC §9), honouring .gitignore files, newest first, at most 100 paths.
  */
+import * as NodeFs from "node:fs"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import { Effect, Schema } from "effect"
@@ -8,6 +9,7 @@ import picomatch from "picomatch"
 import { ToolFailure } from "../../domain/Errors.js"
 import * as Tool from "../../domain/Tool.js"
 import * as FileWalker from "../files/FileWalker.js"
+import * as ReadGuardLive from "../permissions/ReadGuardLive.js"
 import * as ToolRegistryLive from "../registry/ToolRegistryLive.js"
 
 /** The most paths returned. */
@@ -44,23 +46,47 @@ Parameters:
 - pattern: the glob pattern.
 - path: the directory to search; omit it for the working directory (do not pass "undefined" or "null").
 
-Result: absolute paths, one per line, most recently modified first; at most ${maxResults}, followed by
-"${truncatedNote}" when there are more; "No files found" when nothing matches.
+Result: paths relative to the working directory (absolute for files outside it), one per line, most recently
+modified first; at most ${maxResults}, followed by
+"${truncatedNote}" when there are more; "No files found" when nothing matches. Paths the Read deny rules
+forbid are left out, and a note says how many and which rule.
 
 Examples of misuse: Glob "*.ts" to find every TypeScript file of a project (use "**/*.ts"); Glob to find text inside
 files (use Grep).`
 
 const stripDotSlash = (p: string): string => (p.startsWith("./") ? stripDotSlash(p.slice(2)) : p)
 
-/** Finds the files matching a glob under a directory, newest first (ties by path). */
-export const find = (pattern: string, dir: string): Effect.Effect<ReadonlyArray<string>, ToolFailure> =>
+/** What Glob found: paths newest first (ties by path), and what the Read guard kept it from listing. */
+export interface Found {
+  readonly paths: ReadonlyArray<string>
+  readonly skipped: ReadonlyArray<FileWalker.Skipped>
+}
+
+const mtimeOf = (path: string): number => {
+  try {
+    return NodeFs.statSync(path).mtimeMs
+  } catch {
+    return 0
+  }
+}
+
+/** The directory a pattern is walked from, the directory its paths are relative to, and the glob left. */
+export const rootOf = (pattern: string, dir: string) => {
+  const absolute = Path.isAbsolute(pattern)
+  const scan = picomatch.scan(absolute ? pattern : stripDotSlash(pattern))
+  const base = absolute ? scan.base : dir
+  const prefix = absolute ? "" : scan.base
+  return { root: Path.join(base, prefix), base, glob: absolute ? scan.glob : stripDotSlash(pattern), absolute, prefix }
+}
+
+/** Finds the files matching a glob under a directory, newest first (ties by path), skipping what `guard` denies. */
+export const findGuarded = (
+  pattern: string,
+  dir: string,
+  guard?: FileWalker.Guard
+): Effect.Effect<Found, ToolFailure> =>
   Effect.gen(function* () {
-    const absolute = Path.isAbsolute(pattern)
-    const scan = picomatch.scan(absolute ? pattern : stripDotSlash(pattern))
-    const base = absolute ? scan.base : dir
-    const glob = absolute ? scan.glob : stripDotSlash(pattern)
-    const prefix = absolute ? "" : scan.base
-    const root = Path.join(base, prefix)
+    const { absolute, base, glob, prefix, root } = rootOf(pattern, dir)
     const exists = yield* Effect.promise(() =>
       Fs.stat(root).then(
         (s) => s.isDirectory(),
@@ -68,53 +94,73 @@ export const find = (pattern: string, dir: string): Effect.Effect<ReadonlyArray<
       )
     )
     if (!exists) {
-      return absolute || prefix === "" ? yield* new ToolFailure({ message: `Directory does not exist: ${root}` }) : []
+      return absolute || prefix === ""
+        ? yield* new ToolFailure({ message: `Directory does not exist: ${root}` })
+        : { paths: [], skipped: [] }
     }
     const hidden = /(^|\/)\.[^./]/.test(glob)
     const isMatch = picomatch(glob === "" ? "**" : glob, { dot: hidden })
-    const walked = yield* FileWalker.walk({ root, base, hidden }).pipe(
+    const walked = yield* FileWalker.walk({ root, base, hidden, guard }).pipe(
       Effect.mapError((e) => new ToolFailure({ message: e.message }))
     )
-    const matches = walked.filter((f) => isMatch(f.relative))
-    const dated = yield* Effect.forEach(
-      matches,
-      (f) =>
-        Effect.promise(() =>
-          Fs.stat(f.path).then(
-            (s) => ({ path: f.path, mtime: s.mtimeMs }),
-            () => ({ path: f.path, mtime: 0 })
-          )
-        ),
-      { concurrency: 32 }
+    const dated: Array<{ readonly path: string; readonly mtime: number }> = []
+    yield* Effect.promise((signal) =>
+      FileWalker.sliced(
+        walked.files,
+        (f) => {
+          if (isMatch(f.relative)) dated.push({ path: f.path, mtime: mtimeOf(f.path) })
+        },
+        signal
+      )
     )
-    return dated
+    const paths = dated
       .sort((a, b) => b.mtime - a.mtime || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
       .map((d) => d.path)
+    return { paths, skipped: walked.skipped }
   })
 
-/** Formats Glob's result. */
-export const format = (paths: ReadonlyArray<string>): string =>
-  paths.length === 0
-    ? "No files found"
-    : paths.length > maxResults
-      ? `${paths.slice(0, maxResults).join("\n")}\n${truncatedNote}`
-      : paths.join("\n")
+/** Finds the files matching a glob under a directory, newest first (ties by path). */
+export const find = (pattern: string, dir: string): Effect.Effect<ReadonlyArray<string>, ToolFailure> =>
+  Effect.map(findGuarded(pattern, dir), (found) => found.paths)
 
-/** Makes the Glob tool. */
-export const make = Tool.make({
-  name: "Glob",
-  description,
-  input: Input,
-  output: Schema.String,
-  category: "search",
-  searchHint: "find files glob pattern name list",
-  isReadOnly: () => true,
-  isConcurrencySafe: () => true,
-  resources: (input) =>
-    input.path !== undefined && Path.isAbsolute(input.path) ? [{ key: Path.resolve(input.path), access: "read" }] : [],
-  summarize: (input) => input.pattern,
-  call: (input, ctx) => Effect.map(find(input.pattern, Path.resolve(ctx.cwd, input.path ?? ".")), format)
-})
+/** Formats Glob's result, naming files relative to `cwd` when they are under it; notes what was skipped. */
+export const format = (paths: ReadonlyArray<string>, cwd: string, skipped: ReadonlyArray<FileWalker.Skipped> = []) => {
+  const note = FileWalker.skippedNote(skipped)
+  const shown = paths.slice(0, maxResults).map((p) => FileWalker.displayPath(cwd, p))
+  const body =
+    paths.length === 0
+      ? "No files found"
+      : paths.length > maxResults
+        ? `${shown.join("\n")}\n${truncatedNote}`
+        : shown.join("\n")
+  return note === "" ? body : `${body}\n\n${note}`
+}
+
+/** Makes the Glob tool; it skips what the Read deny rules forbid (see ReadGuardLive.current). */
+export const make = Effect.flatMap(ReadGuardLive.current, (readGuard) =>
+  Tool.make({
+    name: "Glob",
+    description,
+    input: Input,
+    output: Schema.String,
+    category: "search",
+    searchHint: "find files glob pattern name list",
+    isReadOnly: () => true,
+    isConcurrencySafe: () => true,
+    resources: (input) =>
+      input.path !== undefined && Path.isAbsolute(input.path)
+        ? [{ key: Path.resolve(input.path), access: "read" }]
+        : [],
+    summarize: (input) => input.pattern,
+    call: (input, ctx) =>
+      Effect.gen(function* () {
+        const dir = Path.resolve(ctx.cwd, input.path ?? ".")
+        const guard = yield* readGuard.forSearch({ tool: "Glob", root: rootOf(input.pattern, dir).root, cwd: ctx.cwd })
+        const found = yield* findGuarded(input.pattern, dir, guard)
+        return format(found.paths, ctx.cwd, found.skipped)
+      })
+  })
+)
 
 /** Registers Glob; requires only ToolRegistry. */
 export const layer = ToolRegistryLive.register(make)

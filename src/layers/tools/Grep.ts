@@ -8,6 +8,7 @@ import { ToolFailure, ToolValidationError } from "../../domain/Errors.js"
 import * as Tool from "../../domain/Tool.js"
 import * as FileWalker from "../files/FileWalker.js"
 import * as GrepEngine from "../files/GrepEngine.js"
+import * as ReadGuardLive from "../permissions/ReadGuardLive.js"
 import * as ToolRegistryLive from "../registry/ToolRegistryLive.js"
 
 /** Output entries (lines, files or counts) returned when head_limit is not given. */
@@ -89,11 +90,13 @@ Parameters:
 - head_limit: at most this many output lines, files or counts (default ${defaultHeadLimit}; 0 = no limit).
 
 Result:
-- files_with_matches: "Found N files" then one absolute path per line, sorted; "No files found" when none.
+Paths are relative to the working directory (absolute for files outside it).
+- files_with_matches: "Found N files" then one path per line, sorted; "No files found" when none.
 - content: "path:line:text" per matching line (context lines "path-line-text", groups separated by "--"); lines
   longer than ${GrepEngine.maxLineLength} characters are cut; "No matches found" when none.
 - count: "path:N" per file, then the total.
-A note says when head_limit cut the output.
+A note says when head_limit cut the output, and another how many paths were skipped because a Read deny rule forbids
+reading them (and which rule).
 
 Examples of misuse: Bash "grep -r foo ."; a huge content search with no glob/type/path when you only need file names.`
 
@@ -124,47 +127,62 @@ export const toQuery = (input: Input, cwd: string): GrepEngine.Query => {
   }
 }
 
-/** Runs a search with the given engine and formats it for the model. */
-export const search = (engine: Engine, input: Input, cwd: string): Effect.Effect<string, GrepEngine.GrepError> => {
+/** Runs a search with the given engine and formats it for the model; `guard` skips what Read may not read. */
+export const search = (
+  engine: Engine,
+  input: Input,
+  cwd: string,
+  guard?: FileWalker.Guard
+): Effect.Effect<string, GrepEngine.GrepError> => {
   const query = toQuery(input, cwd)
-  const run = engine === "rg" ? GrepEngine.searchRg(query) : GrepEngine.searchBuiltin(query)
-  return Effect.map(run, (results) =>
-    GrepEngine.format(results, {
-      mode: query.mode,
-      lineNumbers: input["-n"] ?? true,
-      context: query.before > 0 || query.after > 0,
-      headLimit: input.head_limit ?? defaultHeadLimit
-    })
-  )
+  const run = engine === "rg" ? GrepEngine.searchRg(query, guard) : GrepEngine.searchBuiltin(query, guard)
+  return Effect.map(run, ({ results, skipped }) => {
+    const body = GrepEngine.format(
+      results.map((r) => ({ ...r, path: FileWalker.displayPath(cwd, r.path) })),
+      {
+        mode: query.mode,
+        lineNumbers: input["-n"] ?? true,
+        context: query.before > 0 || query.after > 0,
+        headLimit: input.head_limit ?? defaultHeadLimit
+      }
+    )
+    const note = FileWalker.skippedNote(skipped)
+    return note === "" ? body : `${body}\n\n${note}`
+  })
 }
 
-/** Makes Grep with a given engine. */
+/** Makes Grep with a given engine; it skips what the Read deny rules forbid (see ReadGuardLive.current). */
 export const makeWith = (engine: Engine) =>
-  Tool.make({
-    name: "Grep",
-    description,
-    input: Input,
-    output: Schema.String,
-    category: "search",
-    searchHint: "search grep ripgrep rg find text regex content",
-    isReadOnly: () => true,
-    isConcurrencySafe: () => true,
-    resources: (input) =>
-      input.path !== undefined && Path.isAbsolute(input.path)
-        ? [{ key: Path.resolve(input.path), access: "read" }]
-        : [],
-    summarize: (input) => input.pattern,
-    validate: (input) =>
-      input.type !== undefined && GrepEngine.fileTypes[input.type] === undefined
-        ? Effect.fail(
-            new ToolValidationError({
-              message: `Unknown file type "${input.type}". Known types: ${Object.keys(GrepEngine.fileTypes).join(", ")}.`
-            })
-          )
-        : Effect.void,
-    call: (input, ctx) =>
-      search(engine, input, ctx.cwd).pipe(Effect.mapError((e) => new ToolFailure({ message: e.message })))
-  })
+  Effect.flatMap(ReadGuardLive.current, (readGuard) =>
+    Tool.make({
+      name: "Grep",
+      description,
+      input: Input,
+      output: Schema.String,
+      category: "search",
+      searchHint: "search grep ripgrep rg find text regex content",
+      isReadOnly: () => true,
+      isConcurrencySafe: () => true,
+      resources: (input) =>
+        input.path !== undefined && Path.isAbsolute(input.path)
+          ? [{ key: Path.resolve(input.path), access: "read" }]
+          : [],
+      summarize: (input) => input.pattern,
+      validate: (input) =>
+        input.type !== undefined && GrepEngine.fileTypes[input.type] === undefined
+          ? Effect.fail(
+              new ToolValidationError({
+                message: `Unknown file type "${input.type}". Known types: ${Object.keys(GrepEngine.fileTypes).join(", ")}.`
+              })
+            )
+          : Effect.void,
+      call: (input, ctx) =>
+        Effect.flatMap(
+          readGuard.forSearch({ tool: "Grep", root: Path.resolve(ctx.cwd, input.path ?? "."), cwd: ctx.cwd }),
+          (guard) => search(engine, input, ctx.cwd, guard)
+        ).pipe(Effect.mapError((e) => new ToolFailure({ message: e.message })))
+    })
+  )
 
 /** Makes Grep with the engine chosen at build time (see `defaultEngine`). */
 export const make = Effect.suspend(() => makeWith(defaultEngine()))

@@ -1,6 +1,6 @@
 /**
- * Read: reads a file from the local filesystem, numbered like `cat -n` (SPEC §9), and records its state in the
- * FileStateCache so that Write and Edit can check the model saw the current content.
+ * Read: reads a file from the local filesystem, each line prefixed by its number and a tab, and records its state in
+ * the FileStateCache so that Write and Edit can check the model saw the current content.
  */
 import * as Crypto from "node:crypto"
 import * as Fs from "node:fs/promises"
@@ -90,8 +90,8 @@ Parameters:
 - offset: the 1-based line to start at. Only give it for files too large to read at once.
 - limit: how many lines to return (default ${defaultLimit}). Only give it for large files.
 
-Result: the lines formatted like \`cat -n\`: the line number right-aligned in 6 columns, a tab, then the line. The line
-numbers and the tab are not part of the file: never copy them into Edit's old_string or new_string. Lines longer than
+Result: each line as its number, a tab, then the line ("1\\tfirst line"). The line numbers and the tab are not part
+of the file: never copy them into Edit's old_string or new_string. Lines longer than
 ${maxLineLength} characters are cut. Without offset/limit the first ${defaultLimit} lines are returned and a note tells you how
 to read the rest. Files larger than 256 KB must be read with offset and limit (or searched with Grep). Images (png,
 jpg, gif, webp) are returned as images. Binary files are refused. A missing file is an error, with a suggestion when
@@ -105,9 +105,9 @@ const cutLine = (line: string): string =>
     ? `${line.slice(0, maxLineLength)}... [line truncated, ${line.length} characters in total]`
     : line
 
-/** Formats lines like `cat -n`, numbering from `first`. */
+/** Formats lines as `N\tline` (no padding), numbering from `first`. */
 export const numberLines = (lines: ReadonlyArray<string>, first: number): string =>
-  lines.map((line, i) => `${String(first + i).padStart(6)}\t${cutLine(line)}`).join("\n")
+  lines.map((line, i) => `${first + i}\t${cutLine(line)}`).join("\n")
 
 const stripCr = (line: string): string => (line.endsWith("\r") ? line.slice(0, -1) : line)
 

@@ -4,10 +4,10 @@
  * fetch is under a timeout.
  */
 import { STATUS_CODES } from "node:http"
+import { createRequire } from "node:module"
 import { HttpClient, type HttpClientError, HttpClientRequest } from "@effect/platform"
-import { NodeHttpClient } from "@effect/platform-node"
-import { Chunk, Duration, Effect, Layer, Schema, Stream } from "effect"
-import TurndownService from "turndown"
+import { Chunk, Context, Duration, Effect, Layer, Schema, Stream } from "effect"
+import type TurndownService from "turndown"
 import { ToolFailure, ToolValidationError } from "../../domain/Errors.js"
 import * as Tool from "../../domain/Tool.js"
 import * as ToolRegistryLive from "../registry/ToolRegistryLive.js"
@@ -129,11 +129,19 @@ export const checkUrl = (url: string): Effect.Effect<URL, ToolValidationError> =
   return Effect.succeed(parsed)
 }
 
-const turndown = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" })
-turndown.remove(["script", "style", "noscript", "template"])
+// turndown and its DOM parser are loaded with the first HTML page, not when the CLI starts.
+let turndown: TurndownService | undefined
+const converter = (): TurndownService => {
+  if (turndown === undefined) {
+    const Turndown = createRequire(import.meta.url)("turndown") as typeof TurndownService
+    turndown = new Turndown({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" })
+    turndown.remove(["script", "style", "noscript", "template"])
+  }
+  return turndown
+}
 
 /** Turns HTML into Markdown. */
-export const htmlToMarkdown = (html: string): string => turndown.turndown(html)
+export const htmlToMarkdown = (html: string): string => converter().turndown(html)
 
 const mimeOf = (contentType: string): string => contentType.split(";")[0].trim().toLowerCase()
 
@@ -304,5 +312,26 @@ export const make = (options: Options = {}) =>
 /** Registers WebFetch over a given HttpClient layer (tests, proxies, custom agents). Needs the ToolRegistry. */
 export const layerWith = (options: Options = {}) => ToolRegistryLive.register(make(options))
 
+/**
+ * Node's undici HTTP client, loaded (with its connection pool) on the first request rather than when the engine is
+ * built: undici is a megabyte of code that most sessions never use.
+ */
+export const lazyUndici: Layer.Layer<HttpClient.HttpClient> = Layer.scoped(
+  HttpClient.HttpClient,
+  Effect.gen(function* () {
+    const scope = yield* Effect.scope
+    const client = yield* Effect.cached(
+      Effect.promise(() => import("@effect/platform-node/NodeHttpClient")).pipe(
+        Effect.flatMap((NodeHttpClient) => Layer.buildWithScope(NodeHttpClient.layerUndici, scope)),
+        Effect.map((context) => Context.get(context, HttpClient.HttpClient))
+      )
+    )
+    return HttpClient.makeWith<never, never, HttpClientError.HttpClientError, never>(
+      (request) => Effect.flatMap(Effect.zip(client, request), ([undici, req]) => undici.execute(req)),
+      (request: HttpClientRequest.HttpClientRequest) => Effect.succeed(request)
+    )
+  })
+)
+
 /** Registers WebFetch with Node's undici HTTP client. Needs only the ToolRegistry. */
-export const layer = layerWith().pipe(Layer.provide(NodeHttpClient.layerUndici))
+export const layer = layerWith().pipe(Layer.provide(lazyUndici))

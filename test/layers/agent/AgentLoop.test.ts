@@ -1,21 +1,15 @@
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Duration, Effect, Layer, Queue, Schema, Stream } from "effect"
+import * as Armature from "../../../src/Armature.js"
 import { emptyOutcome, type HookEvent, type HookInput, type HookOutcome } from "../../../src/domain/Hook.js"
 import * as Texts from "../../../src/domain/Texts.js"
 import * as Tool from "../../../src/domain/Tool.js"
 import * as AgentLoop from "../../../src/layers/agent/AgentLoop.js"
-import * as TranscriptLive from "../../../src/layers/agent/TranscriptLive.js"
-import * as StreamingExecutor from "../../../src/layers/executor/StreamingExecutor.js"
 import * as AnthropicLanguageModel from "../../../src/layers/model/AnthropicLanguageModel.js"
-import * as ToolRegistryLive from "../../../src/layers/registry/ToolRegistryLive.js"
-import * as MemoryResultStore from "../../../src/layers/results/MemoryResultStore.js"
-import * as SessionLive from "../../../src/layers/session/SessionLive.js"
 import * as ToolSearch from "../../../src/layers/tools/ToolSearch.js"
-import * as Approver from "../../../src/services/Approver.js"
 import { Hooks } from "../../../src/services/Hooks.js"
 import * as PermissionPolicy from "../../../src/services/PermissionPolicy.js"
 import type { ToolRegistry } from "../../../src/services/ToolRegistry.js"
@@ -67,35 +61,23 @@ interface Setup {
   readonly tools?: ReadonlyArray<Effect.Effect<Tool.Any, unknown, ToolRegistry>>
 }
 
-const layerFor = (setup: Setup) => {
-  const tools = Layer.mergeAll(
-    ToolRegistryLive.register(probeTool(setup.log)),
-    ...(setup.tools ?? []).map((t) => ToolRegistryLive.register(t))
-  )
-  const session = SessionLive.layer({ cwd: setup.stateDir, stateDir: setup.stateDir, id: setup.sessionId })
-  return Layer.mergeAll(
-    StreamingExecutor.layer(),
-    TranscriptLive.layer,
-    AnthropicLanguageModel.layer({
+const layerFor = (setup: Setup) =>
+  Armature.layerNode({
+    cwd: setup.stateDir,
+    stateDir: setup.stateDir,
+    sessionId: setup.sessionId,
+    settingSources: [],
+    builtins: false,
+    tools: [probeTool(setup.log), ...(setup.tools ?? [])],
+    resultStore: "memory",
+    transcript: true,
+    model: AnthropicLanguageModel.layer({
       apiKey: "test-key",
       baseURL: setup.url,
       retry: { baseDelay: "5 millis", maxDelay: "20 millis", maxAttempts: 4 }
-    })
-  ).pipe(
-    Layer.provideMerge(tools),
-    Layer.provideMerge(ToolRegistryLive.layer),
-    Layer.provideMerge(
-      Layer.mergeAll(
-        PermissionPolicy.allowAll,
-        Approver.headless,
-        setup.hooks ?? hooksWith(() => undefined),
-        MemoryResultStore.layer
-      )
-    ),
-    Layer.provideMerge(session),
-    Layer.provideMerge(NodeContext.layer)
-  )
-}
+    }),
+    overrides: { policy: PermissionPolicy.allowAll, hooks: setup.hooks ?? hooksWith(() => undefined) }
+  })
 
 const tempDir = () => Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-agent-"))
 

@@ -91,11 +91,12 @@ export const testTools = Layer.mergeAll(
   Sleep.layer
 )
 
-/** The executor over the test tools, with pass-through permissions, no hooks and no result store. */
+/** The executor over the test tools, with pass-through permissions, no hooks and no result store (by default). */
 export const executorLayer = (
   config: Partial<StreamingExecutor.ExecutorConfig> = {},
   cache: Layer.Layer<ResultCache.ResultCache> = ResultCache.disabled,
-  hooks: Layer.Layer<Hooks.Hooks> = Hooks.none
+  hooks: Layer.Layer<Hooks.Hooks> = Hooks.none,
+  policy: Layer.Layer<PermissionPolicy.PermissionPolicy> = PermissionPolicy.allowAll
 ) =>
   StreamingExecutor.layer(config).pipe(
     Layer.provideMerge(cache),
@@ -103,7 +104,7 @@ export const executorLayer = (
     Layer.provideMerge(ToolRegistryLive.layer),
     Layer.provideMerge(
       Layer.mergeAll(
-        PermissionPolicy.allowAll,
+        policy,
         Approver.headless,
         hooks,
         MemoryResultStore.layer,

@@ -394,13 +394,14 @@ describe("StreamingExecutor", () => {
     }).pipe(Effect.provide(executorLayer({}, undefined, slowPostHooks)))
   )
 
-  it.effect("a sibling cancellation summary uses the raw input when the failing call never decoded", () =>
+  it.effect("a call that never decoded is an error for itself alone, even under any-error", () =>
     Effect.gen(function* () {
       const events = yield* runAll(
         [{ type: "tool_use", id: "bad", name: "Bash", input: { output: "make all" } }, use("w", "Write", { ms: 10 })],
         { cancellation: "any-error" }
       )
-      expect(results(events)[1].content).toBe(Texts.siblingErrored("Bash", "make all"))
+      expect(results(events)[0].is_error).toBe(true)
+      expect(results(events)[1]).toMatchObject({ content: "Write done", is_error: false })
     }).pipe(Effect.provide(executorLayer()))
   )
 })

@@ -163,7 +163,8 @@ describe("HooksLive command hooks", () => {
     Effect.gen(function* () {
       const dir = yield* tempDir
       const outcome = yield* pre(dir, [script("hang.sh", dir)], 1)
-      expect(outcome).toStrictEqual({ ...emptyOutcome, decision: "deny", reason: "hook timed out after 1s" })
+      const command = script("hang.sh", dir)
+      expect(outcome).toStrictEqual({ ...emptyOutcome, decision: "deny", reason: `[${command}]: timed out after 1s` })
       expect(yield* isGone(Number(yield* waitForFile(Path.join(dir, "shell.pid"))))).toBe(true)
       expect(yield* isGone(Number(yield* waitForFile(Path.join(dir, "child.pid"))))).toBe(true)
     })
@@ -174,7 +175,7 @@ describe("HooksLive command hooks", () => {
       const dir = yield* tempDir
       const command = script("hang.sh", dir)
       const outcome = yield* runWith(dir, config("PostToolUse", [[undefined, [command], 1.5]]), "PostToolUse")
-      expect(outcome).toStrictEqual({ ...emptyOutcome, errors: [`[${command}]: hook timed out after 1.5s`] })
+      expect(outcome).toStrictEqual({ ...emptyOutcome, errors: [`[${command}]: timed out after 1.5s`] })
       expect(yield* isGone(Number(yield* waitForFile(Path.join(dir, "child.pid"))))).toBe(true)
     })
   )
@@ -189,7 +190,11 @@ describe("HooksLive command hooks", () => {
       expect(fiber.unsafePoll()).toBe(null)
       yield* TestClock.adjust("1 second")
       const outcome = yield* Fiber.join(fiber)
-      expect(outcome).toStrictEqual({ ...emptyOutcome, decision: "deny", reason: "hook timed out after 600s" })
+      expect(outcome).toStrictEqual({
+        ...emptyOutcome,
+        decision: "deny",
+        reason: `[${script("hang.sh", dir)}]: timed out after 600s`
+      })
       expect(yield* isGone(child)).toBe(true)
     })
   )
@@ -201,12 +206,67 @@ describe("HooksLive command hooks", () => {
       expect(outcome).toStrictEqual({
         ...emptyOutcome,
         decision: "deny",
-        reason: `hook could not be started: working directory ${dir} does not exist`
+        reason: `[true]: could not be started: working directory ${dir} does not exist`
       })
       const post = yield* runWith(dir, config("PostToolUse", [["Bash", ["true"]]]), "PostToolUse")
-      expect(post.errors).toStrictEqual([`[true]: hook could not be started: working directory ${dir} does not exist`])
+      expect(post.errors).toStrictEqual([`[true]: could not be started: working directory ${dir} does not exist`])
     })
   )
+
+  describe("a guard that cannot run denies (fail closed)", () => {
+    const missing = "armature-no-such-hook-command"
+    const cases: ReadonlyArray<readonly [string, (dir: string) => string, (command: string) => string]> = [
+      ["command not found", () => missing, () => `exit 127: command not found (/bin/sh: 1: ${missing}: not found)`],
+      [
+        "not executable",
+        (dir) => {
+          Fs.writeFileSync(Path.join(dir, "guard.sh"), "#!/bin/sh\nexit 0\n", { mode: 0o644 })
+          return Path.join(dir, "guard.sh")
+        },
+        (command) => `exit 126: command not executable (/bin/sh: 1: ${command}: Permission denied)`
+      ],
+      ["killed by a signal", () => `exec ${script("die.sh", "KILL")}`, () => "killed by SIGKILL"],
+      [
+        "a shell reporting its child's signal",
+        () => `${script("die.sh", "SEGV")}; exit $?`,
+        () => "exit 139: killed by SIGSEGV"
+      ]
+    ]
+    for (const [name, makeCommand, why] of cases) {
+      it.scopedLive(`${name}: PreToolUse and PermissionRequest deny naming the hook; PostToolUse reports`, () =>
+        Effect.gen(function* () {
+          const dir = yield* tempDir
+          const command = makeCommand(dir)
+          const reason = `[${command}]: ${why(command)}`
+          expect(yield* pre(dir, [command])).toStrictEqual({ ...emptyOutcome, decision: "deny", reason })
+          const asked = yield* runWith(dir, config("PermissionRequest", [["Bash", [command]]]), "PermissionRequest")
+          expect(asked).toStrictEqual({ ...emptyOutcome, decision: "deny", reason })
+          const post = yield* runWith(dir, config("PostToolUse", [["Bash", [command]]]), "PostToolUse")
+          expect(post).toStrictEqual({ ...emptyOutcome, errors: [reason] })
+        })
+      )
+    }
+
+    it.scopedLive("a broken guard beside an allowing one still denies", () =>
+      Effect.gen(function* () {
+        const dir = yield* tempDir
+        const outcome = yield* pre(dir, [script("decide.sh", "allow", "ok"), missing])
+        expect(outcome.decision).toBe("deny")
+        expect(outcome.reason).toContain(`[${missing}]: exit 127: command not found`)
+      })
+    )
+
+    it.scopedLive("an ordinary failure (exit 1, exit 3) is still a non-blocking error", () =>
+      Effect.gen(function* () {
+        const dir = yield* tempDir
+        const outcome = yield* pre(dir, ["exit 3"])
+        expect(outcome).toStrictEqual({
+          ...emptyOutcome,
+          errors: ["[exit 3]: failed with non-blocking status code 3: No stderr output"]
+        })
+      })
+    )
+  })
 
   it.scopedLive("interrupting the run kills the hook's process group", () =>
     Effect.gen(function* () {
@@ -399,12 +459,12 @@ describe("HooksLive in-process hooks", () => {
         HooksLive.addHook("PostToolUse", undefined, () => Effect.never, { name: "slow", timeoutSeconds: 5 })
       )
       const preOutcome = yield* run("PreToolUse", input("PreToolUse", "Bash")).pipe(Effect.provide(layer))
-      expect(preOutcome).toStrictEqual({ ...emptyOutcome, decision: "deny", reason: "hook crash failed: boom" })
+      expect(preOutcome).toStrictEqual({ ...emptyOutcome, decision: "deny", reason: "[crash]: failed: boom" })
       const fiber = yield* Effect.fork(run("PostToolUse", input("PostToolUse", "Bash")).pipe(Effect.provide(layer)))
       yield* TestClock.adjust("5 seconds")
       expect(yield* Fiber.join(fiber)).toStrictEqual({
         ...emptyOutcome,
-        errors: ["[crash]: hook crash failed: boom", "[slow]: hook timed out after 5s"]
+        errors: ["[crash]: failed: boom", "[slow]: timed out after 5s"]
       })
     })
   )

@@ -2,7 +2,7 @@ import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js"
-import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
+import { McpError, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import { Deferred, Effect, Layer, Schema } from "effect"
 import * as Tool from "../../../src/domain/Tool.js"
 import * as StreamingExecutor from "../../../src/layers/executor/StreamingExecutor.js"
@@ -70,8 +70,9 @@ describe("McpServer", () => {
       const client = yield* connected
       const { tools } = yield* Effect.promise(() => client.listTools())
       expect(tools.map((t) => [t.name, t.annotations])).toEqual([
-        ["Scribble", { readOnlyHint: false, destructiveHint: true, openWorldHint: false }],
-        ["Sleep", { readOnlyHint: true, destructiveHint: false, openWorldHint: false }]
+        // not a built-in: nothing is known for every input, so the most cautious hints
+        ["Scribble", { readOnlyHint: false, destructiveHint: true, openWorldHint: true }],
+        ["Sleep", { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false }]
       ])
       const sleep = yield* Effect.flatMap(ToolRegistry, (r) => r.lookup("Sleep"))
       expect(sleep._tag === "Some" && tools[1].inputSchema).toEqual(
@@ -81,14 +82,14 @@ describe("McpServer", () => {
     }).pipe(Effect.scoped, Effect.provide(engine("plan")))
   )
 
-  it.live("runs calls through the executor: results, permission denials, decode errors, unknown tools", () =>
+  it.live("runs calls through the executor: results, permission denials, decode errors; unknown tools are -32602", () =>
     Effect.gen(function* () {
       const client = yield* connected
       const call = (name: string, args: Record<string, unknown>) =>
         Effect.promise(() => client.callTool({ name, arguments: args }))
       expect(yield* call("Sleep", { duration_ms: 5 })).toEqual({ content: [{ type: "text", text: "Slept for 5 ms" }] })
       expect(yield* call("Scribble", { note: "x" })).toEqual({
-        content: [{ type: "text", text: "Plan mode: Scribble is not read-only" }],
+        content: [{ type: "text", text: "<tool_use_error>Plan mode: Scribble is not read-only</tool_use_error>" }],
         isError: true
       })
       expect(yield* call("Sleep", { duration_ms: "soon" })).toEqual({
@@ -100,10 +101,9 @@ describe("McpServer", () => {
         ],
         isError: true
       })
-      expect(yield* call("Nope", {})).toEqual({
-        content: [{ type: "text", text: "<tool_use_error>Error: No such tool available: Nope</tool_use_error>" }],
-        isError: true
-      })
+      const unknown = yield* Effect.flip(Effect.tryPromise(() => client.callTool({ name: "Nope", arguments: {} })))
+      expect(unknown.error).toMatchObject({ code: -32602, message: "MCP error -32602: Unknown tool: Nope" })
+      expect(unknown.error).toBeInstanceOf(McpError)
     }).pipe(Effect.scoped, Effect.provide(engine("plan")))
   )
 
@@ -117,7 +117,7 @@ describe("McpServer", () => {
         })
       )
       expect(result).toEqual({ content: [{ type: "text", text: "Slept for 1100 ms" }] })
-      expect(progress).toEqual([{ progress: 1, message: '{"elapsed_ms":1000,"remaining_ms":100}' }])
+      expect(progress).toEqual([{ progress: 1000, total: 1100, message: '{"elapsed_ms":1000,"remaining_ms":100}' }])
     }).pipe(Effect.scoped, Effect.provide(engine("bypassPermissions")))
   )
 

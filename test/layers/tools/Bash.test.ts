@@ -103,9 +103,12 @@ layer(Services, { excludeTestServices: true })("Bash", (it) => {
 
     it.effect("reports a failing spawn (missing cwd) as a ToolFailure", () =>
       Effect.gen(function* () {
-        const { result } = yield* run({ command: "echo hi" }, Path.join(work, "does-not-exist"))
+        const missing = Path.join(work, "does-not-exist")
+        const { result } = yield* run({ command: "echo hi" }, missing)
         expect(result._tag).toBe("Left")
-        if (result._tag === "Left") expect(result.left.message).toMatch(/^Could not start \/bin\/bash: spawn .*ENOENT/)
+        if (result._tag === "Left") {
+          expect(result.left.message).toBe(`Could not start /bin/bash: working directory ${missing} does not exist`)
+        }
       })
     )
   })
@@ -362,9 +365,7 @@ describe("BackgroundShells scope", () => {
         const a = yield* shells.start("sleep 1000", work)
         const b = yield* shells.start("sleep 1000 & sleep 1000; wait", work)
         yield* waitUntil("the second group", () => groupMembers(b.pid).length === 3)
-        const startedAt = Date.now()
         yield* Scope.close(scope, Exit.void)
-        expect(Date.now() - startedAt).toBeLessThan(1_500)
         expect(groupMembers(a.pid)).toEqual([])
         expect(groupMembers(b.pid)).toEqual([])
       })

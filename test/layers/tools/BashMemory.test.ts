@@ -1,5 +1,6 @@
-import { execFileSync } from "node:child_process"
+import { execFile } from "node:child_process"
 import * as Path from "node:path"
+import { promisify } from "node:util"
 import { describe, expect, it } from "@effect/vitest"
 import { tempDir } from "../../fixtures/ProcessTestKit.js"
 
@@ -10,13 +11,18 @@ const script = Path.resolve(import.meta.dirname, "../../fixtures/bash-memory/run
 describe("Bash memory", () => {
   // The Bash tool runs in a process of its own (test/fixtures/bash-memory/run.ts), so the RSS it reports is the
   // tool's and not the test runner's.
-  it("1 GiB of output streams to the spill file with RSS growing by less than 100 MiB", () => {
+  // Asynchronous on purpose: a synchronous child would block the vitest worker for the whole run.
+  it("1 GiB of output streams to the spill file with RSS growing by less than 100 MiB", async () => {
     const stateDir = tempDir("armature-bash-memory-")
-    const out = execFileSync(process.execPath, ["--import", "tsx", script, stateDir, String(GiB)], {
-      encoding: "utf8",
-      maxBuffer: 16 * MiB,
-      cwd: Path.resolve(import.meta.dirname, "../../..")
-    })
+    const { stdout: out } = await promisify(execFile)(
+      process.execPath,
+      ["--import", "tsx", script, stateDir, String(GiB)],
+      {
+        encoding: "utf8",
+        maxBuffer: 16 * MiB,
+        cwd: Path.resolve(import.meta.dirname, "../../..")
+      }
+    )
     const result = JSON.parse(out) as { growth: number; size: number; path: string; head: string; text: string }
     expect(result.size).toBe(GiB)
     expect(result.head).toBe(`${"a".repeat(63)}\n`.repeat(312))

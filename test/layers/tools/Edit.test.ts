@@ -19,25 +19,37 @@ const modified =
 const source = Array.from({ length: 12 }, (_, i) => `line ${i + 1}`).join("\n") + "\n"
 
 describe("Edit", () => {
-  it.scoped("replaces a unique string and returns a numbered snippet around it", () =>
+  it.scoped("replaces a unique string and confirms in one line, like Claude Code", () =>
     Effect.gen(function* () {
       const { dir, edit, read } = yield* setup
       const file = Path.join(dir, "a.txt")
       yield* put(file, source)
       yield* run(read, { file_path: file }, dir)
       const out = yield* run(edit, { file_path: file, old_string: "line 7\n", new_string: "seven\nand a half\n" }, dir)
-      expect(out).toEqual({
-        content:
-          `The file ${file} has been updated. Here's the result of running \`cat -n\` on a snippet of the edited file:\n` +
-          "     3\tline 3\n     4\tline 4\n     5\tline 5\n     6\tline 6\n     7\tseven\n     8\tand a half\n" +
-          "     9\tline 8\n    10\tline 9\n    11\tline 10\n    12\tline 11",
-        isError: false
-      })
+      expect(out).toEqual({ content: `The file ${file} has been updated successfully.`, isError: false })
       expect(yield* text(file)).toBe(source.replace("line 7\n", "seven\nand a half\n"))
       expect(edit.isReadOnly({ file_path: file, old_string: "a", new_string: "b" })).toBe(false)
       expect(edit.resources({ file_path: file, old_string: "a", new_string: "b" })).toEqual([
         { key: file, access: "write" }
       ])
+    }).pipe(Effect.provide(FileStateCacheLive.layer))
+  )
+
+  it.scoped("built with snippet: true, appends the edited region numbered like Read", () =>
+    Effect.gen(function* () {
+      const { dir, read } = yield* setup
+      const edit = yield* Edit.makeWith({ snippet: true })
+      const file = Path.join(dir, "a.txt")
+      yield* put(file, source)
+      yield* run(read, { file_path: file }, dir)
+      const out = yield* run(edit, { file_path: file, old_string: "line 7\n", new_string: "seven\nand a half\n" }, dir)
+      expect(out).toEqual({
+        content:
+          `The file ${file} has been updated successfully. The edited region:\n` +
+          "3\tline 3\n4\tline 4\n5\tline 5\n6\tline 6\n7\tseven\n8\tand a half\n" +
+          "9\tline 8\n10\tline 9\n11\tline 10\n12\tline 11",
+        isError: false
+      })
     }).pipe(Effect.provide(FileStateCacheLive.layer))
   )
 
@@ -80,10 +92,7 @@ describe("Edit", () => {
       expect(failure.message).toBe("String to replace not found in file.\nString: let c")
       expect(yield* text(file)).toBe("let a = 1\nlet b = 1\n")
       const all = yield* run(edit, { file_path: file, old_string: "= 1", new_string: "= 2", replace_all: true }, dir)
-      expect(all.content).toBe(
-        `The file ${file} has been updated. All 2 occurrences were replaced. Here's the result of running \`cat -n\` ` +
-          "on a snippet of the edited file:\n     1\tlet a = 2\n     2\tlet b = 2"
-      )
+      expect(all.content).toBe(`The file ${file} has been updated successfully. All 2 occurrences were replaced.`)
       expect(yield* text(file)).toBe("let a = 2\nlet b = 2\n")
     }).pipe(Effect.provide(FileStateCacheLive.layer))
   )

@@ -30,7 +30,8 @@ describe("Glob", () => {
       yield* put(Path.join(dir, ".gitignore"), "dist/\n")
       yield* put(Path.join(dir, "src/deep/.gitignore"), "gen.ts\n")
       for (const [file, ago] of files) yield* touch(Path.join(dir, file), ago)
-      const p = (f: string) => Path.join(dir, f)
+      // Paths under the working directory are relative to it.
+      const p = (f: string) => f
       expect(yield* run(tool, { pattern: "**/*.ts" }, dir)).toEqual({
         content: [p("src/b.ts"), p("src/deep/c.ts"), p("src/a.ts"), p("top.ts")].join("\n"),
         isError: false
@@ -40,13 +41,17 @@ describe("Glob", () => {
         [p("src/readme.md"), p("src/b.ts"), p("src/deep/c.ts"), p("src/a.ts")].join("\n")
       )
       expect((yield* run(tool, { pattern: "*.ts", path: "src/deep" }, dir)).content).toBe(p("src/deep/c.ts"))
-      expect((yield* run(tool, { pattern: `${dir}/src/*.ts` }, "/")).content).toBe(
-        [p("src/b.ts"), p("src/a.ts")].join("\n")
+      // Paths outside it stay absolute.
+      expect((yield* run(tool, { pattern: `${dir}/src/*.ts` }, Path.join(dir, "src/deep"))).content).toBe(
+        [Path.join(dir, "src/b.ts"), Path.join(dir, "src/a.ts")].join("\n")
+      )
+      expect((yield* run(tool, { pattern: "../*.ts" }, Path.join(dir, "src/deep"))).content).toBe(
+        [Path.join(dir, "src/b.ts"), Path.join(dir, "src/a.ts")].join("\n")
       )
       expect((yield* run(tool, { pattern: ".hidden/*.ts" }, dir)).content).toBe(p(".hidden/h.ts"))
       expect(yield* run(tool, { pattern: "**/*.rs" }, dir)).toEqual({ content: "No files found", isError: false })
       expect(yield* run(tool, { pattern: "*.ts", path: "nope" }, dir)).toEqual({
-        content: `Directory does not exist: ${p("nope")}`,
+        content: `Directory does not exist: ${Path.join(dir, "nope")}`,
         isError: true
       })
       expect(tool.isReadOnly({ pattern: "x" })).toBe(true)
@@ -65,8 +70,8 @@ describe("Glob", () => {
       }
       const out = String((yield* run(tool, { pattern: "*.txt" }, dir)).content).split("\n")
       expect(out).toHaveLength(101)
-      expect(out[0]).toBe(Path.join(dir, "f000.txt"))
-      expect(out[99]).toBe(Path.join(dir, "f099.txt"))
+      expect(out[0]).toBe("f000.txt")
+      expect(out[99]).toBe("f099.txt")
       expect(out[100]).toBe("(Results are truncated. Consider using a more specific path or pattern.)")
     })
   )

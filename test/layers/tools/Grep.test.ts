@@ -69,6 +69,11 @@ describe("Grep", () => {
       expect(tool.category).toBe("search")
       expect(tool.resources({ pattern: "x", path: root })).toEqual([{ key: root, access: "read" }])
       expect(yield* run(tool, { pattern: "TODO", path: "cmd" }, root)).toEqual({
+        content: "Found 1 file\ncmd/main.go",
+        isError: false
+      })
+      // Outside the working directory, paths stay absolute.
+      expect(yield* run(tool, { pattern: "TODO", path: Path.join(root, "cmd") }, Path.join(root, "src"))).toEqual({
         content: `Found 1 file\n${root}/cmd/main.go`,
         isError: false
       })
@@ -92,7 +97,7 @@ describe("Grep", () => {
       const lines = Array.from({ length: 300 }, (_, i) => `hit ${i + 1}`)
       yield* put(Path.join(dir, "many.txt"), `${lines.join("\n")}\nhit ${"y".repeat(600)}\n`)
       const out = yield* run(tool, { pattern: "hit", output_mode: "content" }, dir)
-      const file = Path.join(dir, "many.txt")
+      const file = "many.txt"
       expect(out.content).toBe(
         `${lines
           .slice(0, 250)

@@ -14,17 +14,16 @@ const setup = Effect.gen(function* () {
   return { dir, tool, cache }
 })
 
-const numbered = (lines: ReadonlyArray<string>, first = 1) =>
-  lines.map((l, i) => `${String(first + i).padStart(6)}\t${l}`).join("\n")
+const numbered = (lines: ReadonlyArray<string>, first = 1) => lines.map((l, i) => `${first + i}\t${l}`).join("\n")
 
 describe("Read", () => {
-  it.scoped("returns lines numbered like cat -n and records the file state", () =>
+  it.scoped("returns lines numbered N<tab> without padding and records the file state", () =>
     Effect.gen(function* () {
       const { cache, dir, tool } = yield* setup
       const file = Path.join(dir, "a.ts")
       yield* put(file, "const a = 1\r\n\tindented\nlast")
       const out = yield* run(tool, { file_path: file }, dir)
-      expect(out).toEqual({ content: "     1\tconst a = 1\n     2\t\tindented\n     3\tlast", isError: false })
+      expect(out).toEqual({ content: "1\tconst a = 1\n2\t\tindented\n3\tlast", isError: false })
       const record = yield* cache.get(file)
       expect(Option.isSome(record)).toBe(true)
       const stat = yield* Effect.promise(() => Fs.stat(file))
@@ -80,9 +79,7 @@ describe("Read", () => {
       const file = Path.join(dir, "wide.txt")
       yield* put(file, `${"x".repeat(2500)}\nshort\n`)
       const out = yield* run(tool, { file_path: file }, dir)
-      expect(out.content).toBe(
-        `     1\t${"x".repeat(2000)}... [line truncated, 2500 characters in total]\n     2\tshort`
-      )
+      expect(out.content).toBe(`1\t${"x".repeat(2000)}... [line truncated, 2500 characters in total]\n2\tshort`)
     }).pipe(Effect.provide(FileStateCacheLive.layer))
   )
 

@@ -1,0 +1,273 @@
+/**
+ * One call's way through the engine once the scheduler has started it: validate → PreToolUse → permission
+ * decision → approval → call (or cached result) → result mapping → large-result store → PostToolUse (or
+ * PostToolUseFailure). Each step is a small function of its own; `run` composes them. Lookup and decoding happen
+ * at arrival (the scheduler needs the decoded input to know whether the call is concurrency-safe) and use
+ * `decode` from here too. See docs/executor.md.
+ */
+import { Cause, Duration, Effect, Either, Exit, Option, Ref, Schema } from "effect"
+import type { ToolResultContent } from "../../domain/Blocks.js"
+import type { ToolFailure } from "../../domain/Errors.js"
+import type { ToolCall } from "../../domain/ExecutorEvent.js"
+import type { HookEvent, HookOutcome } from "../../domain/Hook.js"
+import { type HookSession, toolHookInput } from "../../domain/HookInputs.js"
+import { inputValidationError } from "../../domain/InputIssues.js"
+import {
+  appendText,
+  defectText,
+  errorOutcome,
+  failureText,
+  isEmptyContent,
+  type Outcome,
+  refused
+} from "../../domain/Outcome.js"
+import { resourcesOf } from "../../domain/Resources.js"
+import * as Texts from "../../domain/Texts.js"
+import * as Tool from "../../domain/Tool.js"
+import type { Approver } from "../../services/Approver.js"
+import type { Hooks } from "../../services/Hooks.js"
+import type { PermissionPolicy, PermissionRequest } from "../../services/PermissionPolicy.js"
+import type { ResultCache } from "../../services/ResultCache.js"
+import type { ResultStore } from "../../services/ResultStore.js"
+import type { Session } from "../../services/Session.js"
+
+/** The services a call goes through. */
+export interface Services {
+  readonly policy: PermissionPolicy["Type"]
+  readonly approver: Approver["Type"]
+  readonly hooks: Hooks["Type"]
+  readonly store: ResultStore["Type"]
+  readonly cache: ResultCache["Type"]
+  readonly session: Session["Type"]
+}
+
+/** A call the scheduler started: its block, its tool and its decoded input. */
+export interface Started {
+  readonly call: ToolCall
+  readonly tool: Tool.Any
+  readonly input: unknown
+}
+
+/** What the executor lends a running call. */
+export interface Links {
+  readonly progress: (data: unknown) => Effect.Effect<void>
+  readonly interrupted: Effect.Effect<void>
+  /** Told once the tool has returned: from then on a cancellation must not replace its result. */
+  readonly ran: (outcome: Outcome) => Effect.Effect<void>
+}
+
+/** Decodes a call's input with the tool's Schema (no excess properties); the error result when it fails. */
+export const decode = (tool: Tool.Any, raw: unknown, undiscovered = false): Either.Either<unknown, Outcome> =>
+  Either.mapLeft(Schema.decodeUnknownEither(tool.input, { errors: "all", onExcessProperty: "error" })(raw), (error) =>
+    errorOutcome(
+      inputValidationError(tool.name, error.issue) + (undiscovered ? `\n${Texts.undiscoveredHint(tool.name)}` : "")
+    )
+  )
+
+/** Runs the tool's own `validate`; a refusal when it rejects the input. */
+export const validate = (
+  tool: Tool.Any,
+  input: unknown,
+  ctx: Tool.ToolContext
+): Effect.Effect<Option.Option<Outcome>> =>
+  tool.validate(input, ctx).pipe(
+    Effect.as(Option.none<Outcome>()),
+    Effect.catchAll((invalid) => Effect.succeed(Option.some(errorOutcome(Texts.validationFailed(invalid.message)))))
+  )
+
+/** The result of a step that may replace the input or stop the call with an outcome. */
+export type Step =
+  | { readonly _tag: "Continue"; readonly input: unknown }
+  | { readonly _tag: "Stop"; readonly outcome: Outcome }
+
+const proceed = (input: unknown): Step => ({ _tag: "Continue", input })
+const stop = (outcome: Outcome): Step => ({ _tag: "Stop", outcome })
+
+/** Applies a hook's or approver's `updatedInput`, decoded again with the tool's Schema. */
+export const replaceInput = (tool: Tool.Any, input: unknown, updated: unknown): Step =>
+  updated === undefined ? proceed(input) : Either.match(decode(tool, updated), { onLeft: stop, onRight: proceed })
+
+/** The permission decision, then (when it asks) the PermissionRequest hooks and the approver. */
+export const permit = (
+  services: Services,
+  request: PermissionRequest,
+  hookInputFor: (event: HookEvent, input: unknown, extra?: Record<string, unknown>) => ReturnType<typeof toolHookInput>
+): Effect.Effect<Step> =>
+  Effect.gen(function* () {
+    const decision = yield* services.policy.decide(request)
+    if (decision.behavior === "deny") return stop(refused(decision.message))
+    if (decision.behavior !== "ask") return proceed(request.input)
+    const asked = yield* services.hooks.run(
+      "PermissionRequest",
+      hookInputFor("PermissionRequest", request.input, { permission_suggestions: [] })
+    )
+    if (asked.decision === "deny") return stop(refused(asked.reason ?? decision.message))
+    if (asked.decision === "allow") return replaceInput(request.tool, request.input, asked.updatedInput)
+    const approval = yield* services.approver.approve(request, decision)
+    if (approval._tag === "Rejected") {
+      return stop(approval.message === Texts.rejected ? errorOutcome(approval.message) : refused(approval.message))
+    }
+    return replaceInput(request.tool, request.input, approval.updatedInput)
+  })
+
+/** What calling the tool gave: a cached result, a returned value, a timeout, or a failure. */
+export type Invocation =
+  | { readonly _tag: "Cached"; readonly content: ToolResultContent }
+  | { readonly _tag: "Returned"; readonly value: unknown }
+  | { readonly _tag: "TimedOut" }
+  | { readonly _tag: "Failed"; readonly cause: Cause.Cause<ToolFailure> }
+
+/** Calls the tool (or reuses a cached read), under its timeout; a write invalidates cached reads even if cut short. */
+export const invoke = (
+  cache: ResultCache["Type"],
+  tool: Tool.Any,
+  input: unknown,
+  ctx: Tool.ToolContext
+): Effect.Effect<Invocation> =>
+  Effect.gen(function* () {
+    const readOnly = Tool.safely(tool.isReadOnly, input)
+    if (readOnly) {
+      const cached = yield* cache.lookup(tool, input)
+      if (Option.isSome(cached)) return { _tag: "Cached", content: cached.value } as const
+    }
+    const called = Option.match(tool.timeout, {
+      onNone: () => Effect.map(tool.call(input, ctx), Option.some),
+      onSome: (limit) => Effect.timeoutOption(tool.call(input, ctx), limit)
+    })
+    const exit = yield* Effect.exit(called).pipe(
+      Effect.ensuring(readOnly ? Effect.void : cache.invalidate(resourcesOf(tool, input)))
+    )
+    if (Exit.isFailure(exit)) return { _tag: "Failed", cause: exit.cause } as const
+    return Option.match(exit.value, {
+      onNone: () => ({ _tag: "TimedOut" }) as const,
+      onSome: (value) => ({ _tag: "Returned", value }) as const
+    })
+  })
+
+/** Maps a returned value to result content: the tool's `toResult`, the empty-result text, the large-result store. */
+export const mapResult = (
+  services: Services,
+  tool: Tool.Any,
+  toolUseId: string,
+  input: unknown,
+  output: unknown
+): Effect.Effect<ToolResultContent> =>
+  Effect.gen(function* () {
+    const mapped = yield* Effect.try(() => tool.toResult(output)).pipe(
+      Effect.orElseSucceed(() => Tool.defaultToResult(output))
+    )
+    const content = yield* services.store.process({
+      toolUseId,
+      toolName: tool.name,
+      content: isEmptyContent(mapped) ? Texts.emptyResult(tool.name) : mapped,
+      maxResultSizeChars: tool.maxResultSizeChars
+    })
+    if (Tool.safely(tool.isReadOnly, input)) {
+      yield* services.cache.store(tool, input, content, resourcesOf(tool, input))
+    }
+    return content
+  })
+
+/** Applies PostToolUse's answer: a replaced MCP output, and blocking feedback appended to the result. */
+export const afterPostToolUse = (tool: Tool.Any, content: ToolResultContent, post: HookOutcome): ToolResultContent => {
+  let result =
+    tool.source === "mcp" && post.updatedMCPToolOutput !== undefined
+      ? Tool.defaultToResult(post.updatedMCPToolOutput)
+      : content
+  for (const block of post.blocks) {
+    result = appendText(result, Texts.postToolUseBlocked(tool.name, block.command, block.reason))
+  }
+  return result
+}
+
+/** The text of a failed invocation. */
+export const failureOf = (tool: Tool.Any, invocation: Invocation & { readonly _tag: "TimedOut" | "Failed" }): string =>
+  invocation._tag === "TimedOut"
+    ? Texts.timedOut(tool.name, Duration.toMillis(Option.getOrElse(tool.timeout, () => Duration.zero)))
+    : Option.match(Cause.failureOption(invocation.cause), {
+        onNone: () => defectText(invocation.cause),
+        onSome: failureText
+      })
+
+/** The pipeline over the given services. */
+export const make = (services: Services) => {
+  const { hooks, policy, session } = services
+  const hookSession = (cwd: string): HookSession => ({
+    sessionId: session.id,
+    transcriptPath: session.transcriptPath,
+    cwd,
+    permissionMode: policy.mode
+  })
+
+  /** Runs a started call to its outcome. Interruption passes through; any other defect becomes an error result. */
+  const run = (started: Started, links: Links): Effect.Effect<Outcome> =>
+    Effect.gen(function* () {
+      const { call, tool } = started
+      const { cwd } = yield* Ref.get(session.context)
+      const ctx: Tool.ToolContext = {
+        toolUseId: call.id,
+        cwd,
+        permissionMode: policy.mode,
+        progress: links.progress,
+        interrupted: links.interrupted,
+        state: session.state
+      }
+      const hookInputFor = (event: HookEvent, input: unknown, extra?: Record<string, unknown>) =>
+        toolHookInput(hookSession(cwd), event, { toolName: tool.name, input, toolUseId: call.id }, extra)
+
+      const invalid = yield* validate(tool, started.input, ctx)
+      if (Option.isSome(invalid)) return invalid.value
+      const pre = yield* hooks.run("PreToolUse", hookInputFor("PreToolUse", started.input))
+      if (pre.decision === "deny") return refused(Texts.preToolUseBlocked(tool.name, pre.reason ?? "blocked by hook"))
+      const updated = replaceInput(tool, started.input, pre.updatedInput)
+      if (updated._tag === "Stop") return updated.outcome
+      const request = { tool, input: updated.input, toolUseId: call.id, context: ctx, hookDecision: pre.decision }
+      const permitted = yield* permit(services, request, hookInputFor)
+      if (permitted._tag === "Stop") return permitted.outcome
+      const input = permitted.input
+
+      const invocation = yield* invoke(services.cache, tool, input, ctx)
+      if (invocation._tag === "TimedOut" || invocation._tag === "Failed") {
+        const text = failureOf(tool, invocation)
+        const failure = yield* hooks.run(
+          "PostToolUseFailure",
+          hookInputFor("PostToolUseFailure", input, { error: text, is_interrupt: false })
+        )
+        return {
+          ...errorOutcome(Texts.truncateFailure(text)),
+          continue: pre.continue && failure.continue,
+          stopReason: pre.stopReason ?? failure.stopReason,
+          executionFailed: true
+        }
+      }
+      const returned = invocation._tag === "Returned" ? invocation.value : invocation.content
+      const output = Tool.isWithModifier(returned) ? returned.output : returned
+      const modifier = Tool.isWithModifier(returned) ? returned.modifier : undefined
+      const content =
+        invocation._tag === "Cached" ? invocation.content : yield* mapResult(services, tool, call.id, input, output)
+      const ran: Outcome = {
+        content,
+        isError: false,
+        continue: pre.continue,
+        stopReason: pre.stopReason,
+        modifier,
+        executionFailed: false
+      }
+      yield* links.ran(ran)
+      const post = yield* hooks.run("PostToolUse", hookInputFor("PostToolUse", input, { tool_response: output }))
+      return {
+        ...ran,
+        content: afterPostToolUse(tool, content, post),
+        continue: pre.continue && post.continue,
+        stopReason: pre.stopReason ?? post.stopReason
+      }
+    }).pipe(
+      Effect.catchAllCause((cause) =>
+        Cause.isInterruptedOnly(cause)
+          ? Effect.failCause(cause as Cause.Cause<never>)
+          : Effect.succeed(errorOutcome(Texts.truncateFailure(defectText(cause))))
+      )
+    )
+
+  return { run }
+}

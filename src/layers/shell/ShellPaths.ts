@@ -1,0 +1,323 @@
+/**
+ * The paths a Bash command line reads and writes, resolved as the shell and the OS would before any rule is
+ * checked: brace expansion, `~`, `$HOME`/`$PWD`, globs matched against the file system, input and output
+ * redirections, `cd`/`pushd` and `env -C` earlier in the line, option values naming paths (`-t DIR`,
+ * `--target-directory=DIR`), then symlinks (a dangling link is its target). What cannot be known without running
+ * the line (another variable, `~user`, `cd "$x"`) is reported as unresolved, never guessed.
+ */
+import * as Path from "node:path"
+import type { FileSystem } from "@effect/platform"
+import { Effect } from "effect"
+import * as CommandEffect from "../../domain/shell/CommandEffect.js"
+import { pathSegments, type Segment, wordSegments } from "../../domain/shell/PathGlob.js"
+import * as Expansion from "../../domain/shell/ShellExpansion.js"
+import type { PathStep } from "../../services/ShellAnalyzer.js"
+import * as PathResolver from "./PathResolver.js"
+
+/** One path a command line reads or writes. */
+export interface BashPath {
+  /** The path as the command names it (after expansion, before resolving symlinks). */
+  readonly given: string
+  readonly access: "read" | "write"
+  /** Its resolved forms: as the OS follows it (symlink, then `..`) and with `..` applied first. */
+  readonly forms: ReadonlyArray<string>
+  /** A directory read with its contents (`grep -r`, `cp -r`, unknown commands): what lies under it is read too. */
+  readonly recursive: boolean
+  /** For a glob, its absolute segments: rules it could match are checked even when no file matches yet. */
+  readonly glob?: ReadonlyArray<Segment> | undefined
+}
+
+/** A path that cannot be known without running the line. */
+export interface UnresolvedPath {
+  readonly given: string
+  readonly access: "read" | "write"
+  readonly reason: string
+}
+
+/** Everything a command line does to paths. */
+export interface BashPaths {
+  readonly paths: ReadonlyArray<BashPath>
+  readonly unresolved: ReadonlyArray<UnresolvedPath>
+}
+
+/** What resolution needs besides the line. */
+export interface Options {
+  readonly cwd: string
+  readonly home: string
+  readonly user?: string | undefined
+}
+
+/** The most directories a line's `cd`s may leave a command in before its relative paths count as unresolved. */
+const maxDirectories = 16
+/** The most paths one glob may match before it counts as unresolved. */
+const maxGlobMatches = 10_000
+
+/** The directory a command may run in; `undefined` stands for one only known at run time. */
+type Directory = string | undefined
+
+const shortCluster = (args: ReadonlyArray<string>, letters: RegExp, long: RegExp): boolean =>
+  args.some((arg) => (arg.startsWith("--") ? long.test(arg) : arg.startsWith("-") && letters.test(arg.slice(1))))
+
+/** True when the command reads the contents of a directory it names (not only its names). */
+const readsContents = (name: string, args: ReadonlyArray<string>, known: boolean): boolean => {
+  if (!known) return true
+  switch (name) {
+    case "grep":
+    case "egrep":
+    case "fgrep":
+      return shortCluster(args, /[rRd]/, /^--(?:r|de|di)/) || args.includes("recurse")
+    case "cp":
+      return shortCluster(args, /[rRa]/, /^--(?:r|a)/)
+    case "rg":
+    case "git":
+      return true
+    default:
+      return false
+  }
+}
+
+interface Collected {
+  readonly paths: Array<BashPath>
+  readonly unresolved: Array<UnresolvedPath>
+}
+
+/** Resolves the paths of a line's steps. */
+export const resolve = (
+  steps: ReadonlyArray<PathStep>,
+  options: Options
+): Effect.Effect<BashPaths, never, FileSystem.FileSystem> =>
+  Effect.gen(function* () {
+    const resolver = yield* PathResolver.make
+    const out: Collected = { paths: [], unresolved: [] }
+    const seen = new Set<string>()
+    const env = (cwd: Directory): Expansion.Environment => ({ home: options.home, cwd, user: options.user })
+
+    /** Adds the path(s) one template names, relative to each directory it may be in. */
+    const addTemplate = (
+      template: Expansion.Template,
+      dirs: ReadonlyArray<Directory>,
+      access: "read" | "write",
+      recursive: boolean
+    ) =>
+      Effect.gen(function* () {
+        const words = Expansion.expandBraces(template)
+        if (words === undefined) {
+          out.unresolved.push({ given: Expansion.display(template), access, reason: "too many brace expansions" })
+          return
+        }
+        for (const word of words) {
+          for (const dir of dirs) {
+            const expanded = Expansion.expandWord(word, env(dir))
+            if (expanded._tag === "Unresolved") {
+              out.unresolved.push({ given: Expansion.display(word), access, reason: expanded.reason })
+              continue
+            }
+            const text = Expansion.display(expanded.template)
+            if (!text.startsWith("/") && dir === undefined) {
+              out.unresolved.push({ given: text, access, reason: "the directory it is relative to is unknown" })
+              continue
+            }
+            const absolute: Expansion.Template = text.startsWith("/")
+              ? expanded.template
+              : [{ _tag: "Text", text: `${dir}/`, quoted: true }, ...expanded.template]
+            yield* addExpanded(absolute, access, recursive)
+          }
+        }
+      })
+
+    const addPath = (raw: string, access: "read" | "write", recursive: boolean, glob?: ReadonlyArray<Segment>) =>
+      Effect.gen(function* () {
+        const key = `${access}${recursive ? "+" : ""}\0${raw}`
+        if (glob === undefined && seen.has(key)) return
+        seen.add(key)
+        const forms = new Set([yield* resolver.resolve(raw), yield* resolver.resolve(Path.resolve(raw))])
+        out.paths.push({ given: raw, access, forms: [...forms], recursive, glob })
+      })
+
+    const addExpanded = (absolute: Expansion.Template, access: "read" | "write", recursive: boolean) =>
+      Effect.gen(function* () {
+        const raw = Expansion.display(absolute)
+        if (!Expansion.hasGlob(absolute)) return yield* addPath(raw, access, recursive)
+        const segments = lexical(wordSegments(absolute))
+        const matches = yield* expandGlob(segments)
+        if (matches === undefined) {
+          out.unresolved.push({ given: raw, access, reason: "the glob matches too many paths" })
+          return
+        }
+        // No match: bash passes the word as written.
+        const found = matches.length === 0 ? [raw] : matches
+        for (const match of found) yield* addPath(match, access, recursive, segments)
+      })
+
+    const expandGlob = (segments: ReadonlyArray<Segment>) =>
+      Effect.gen(function* () {
+        let frontier = ["/"]
+        for (const segment of segments) {
+          if (segment._tag !== "Pattern") {
+            frontier = frontier.map((f) => join(f, segment._tag === "Name" ? segment.name : "*"))
+            continue
+          }
+          const next: Array<string> = []
+          for (const dir of frontier) {
+            const names = yield* resolver.list(yield* resolver.resolve(dir))
+            for (const name of names ?? []) {
+              if (name.startsWith(".") && !segment.source.startsWith("\\.")) continue
+              if (segment.regex.test(name)) next.push(join(dir, name))
+            }
+            if (next.length > maxGlobMatches) return undefined
+          }
+          frontier = next
+        }
+        return frontier
+      })
+
+    let dirs: Array<Directory> = [options.cwd]
+    for (const step of steps) {
+      if (step._tag === "Redirect") {
+        const access = step.operator.startsWith("<") ? "read" : "write"
+        yield* addTemplate(step.target, dirs, access, false)
+        if (step.operator === "<>") yield* addTemplate(step.target, dirs, "write", false)
+        continue
+      }
+      const commandDirs = yield* commandDirectories(step, dirs)
+      yield* addCommand(step.words, commandDirs, addTemplate, env(commandDirs[0]))
+      const head = Expansion.plainText(step.words[0] ?? [])
+      if (head === "cd" || head === "pushd") dirs = yield* changeDirectory(step.words.slice(1), commandDirs, dirs)
+    }
+    return out
+
+    function commandDirectories(step: Extract<PathStep, { _tag: "Command" }>, current: ReadonlyArray<Directory>) {
+      return Effect.gen(function* () {
+        if (step.chdirUnknown !== undefined) return [undefined]
+        if (step.chdir === undefined) return [...current]
+        yield* addTemplate(step.chdir, current, "read", false)
+        return targets(step.chdir, current)
+      })
+    }
+
+    function changeDirectory(args: ReadonlyArray<Expansion.Template>, from: Array<Directory>, all: Array<Directory>) {
+      return Effect.sync(() => {
+        const operands = args.filter((a) => {
+          const text = Expansion.plainText(a)
+          return text === undefined || !/^-[LPe@]+$/.test(text)
+        })
+        const target: Expansion.Template | undefined = operands[0] ?? [
+          { _tag: "Text", text: options.home, quoted: true }
+        ]
+        const next = [...new Set([...all, ...targets(target, from)])]
+        return next.length > maxDirectories ? [undefined] : next
+      })
+    }
+
+    /** The directories a `cd`/`env -C` operand leads to from each directory (unknown when it is not resolvable). */
+    function targets(template: Expansion.Template, from: ReadonlyArray<Directory>): Array<Directory> {
+      const words = Expansion.expandBraces(template)
+      if (words === undefined || words.length !== 1 || Expansion.hasGlob(words[0])) return [undefined]
+      return from.map((dir) => {
+        const expanded = Expansion.expandWord(words[0], env(dir))
+        if (expanded._tag === "Unresolved") return undefined
+        const text = Expansion.display(expanded.template)
+        if (text === "-") return undefined
+        if (text.startsWith("/")) return Path.resolve(text)
+        return dir === undefined ? undefined : Path.resolve(dir, text)
+      })
+    }
+  })
+
+/** `..` applied lexically to glob segments (the glob is matched against the names it leads to). */
+const lexical = (segments: ReadonlyArray<Segment>): ReadonlyArray<Segment> => {
+  const out: Array<Segment> = []
+  for (const segment of segments) {
+    if (segment._tag === "Name" && segment.name === "..") out.pop()
+    else out.push(segment)
+  }
+  return out
+}
+
+const join = (dir: string, name: string): string => (dir === "/" ? `/${name}` : `${dir}/${name}`)
+
+type AddTemplate = (
+  template: Expansion.Template,
+  dirs: ReadonlyArray<Directory>,
+  access: "read" | "write",
+  recursive: boolean
+) => Effect.Effect<void, never, never>
+
+/** The words of one command after brace expansion, as the command tables see them. */
+const argWords = (templates: ReadonlyArray<Expansion.Template>, env: Expansion.Environment) => {
+  const words: Array<{ readonly template: Expansion.Template; readonly arg: CommandEffect.ArgWord }> = []
+  for (const template of templates) {
+    const expanded = Expansion.expandBraces(template) ?? [template]
+    for (const word of expanded) {
+      const resolved = Expansion.expandWord(word, env)
+      const text = Expansion.plainText(resolved._tag === "Resolved" ? resolved.template : word)
+      words.push({
+        template: word,
+        arg: {
+          value: text ?? Expansion.display(word),
+          literal: resolved._tag === "Resolved" && text !== undefined,
+          glob: Expansion.hasGlob(word)
+        }
+      })
+    }
+  }
+  return words
+}
+
+/** Adds what one simple command reads and writes, as its table says (every operand both ways when unknown). */
+const addCommand = (
+  templates: ReadonlyArray<Expansion.Template>,
+  dirs: ReadonlyArray<Directory>,
+  add: AddTemplate,
+  env: Expansion.Environment
+) =>
+  Effect.gen(function* () {
+    if (templates.length === 0) return
+    const words = argWords(templates, env)
+    const effect = CommandEffect.describeWords(words.map((w) => w.arg))
+    const name = words[0].arg.value.slice(words[0].arg.value.lastIndexOf("/") + 1)
+    const recursive = readsContents(
+      name,
+      words.slice(1).map((w) => w.arg.value),
+      effect.known
+    )
+    const operand = (access: "read" | "write", recursiveRead: boolean) => (o: CommandEffect.PathOperand) => {
+      const word = words[o.index]
+      if (word === undefined) return Effect.void
+      const prefix = word.arg.value.slice(0, word.arg.value.length - o.value.length)
+      const template = Expansion.dropPrefix(word.template, prefix) ?? [{ _tag: "Opaque", text: word.arg.value }]
+      return add(template, dirs, access, recursiveRead)
+    }
+    yield* Effect.forEach(effect.reads, operand("read", recursive), { discard: true })
+    yield* Effect.forEach(effect.writes, operand("write", false), { discard: true })
+    for (const implicit of effect.implicitReads ?? []) {
+      yield* add([{ _tag: "Text", text: implicit, quoted: true }], dirs, "read", true)
+    }
+    if (!effect.known) yield* addOptionValues(words, dirs, add)
+  })
+
+/**
+ * For a command no table describes, the values attached to its options (`--dir=/etc`, `-C/etc`) may be paths too:
+ * they are checked as reads and writes like its operands.
+ */
+const addOptionValues = (
+  words: ReadonlyArray<{ readonly template: Expansion.Template; readonly arg: CommandEffect.ArgWord }>,
+  dirs: ReadonlyArray<Directory>,
+  add: AddTemplate
+) =>
+  Effect.forEach(
+    words.slice(1),
+    (word) => {
+      const value = word.arg.value
+      if (!value.startsWith("-") || value === "-" || value === "--") return Effect.void
+      const prefix = value.startsWith("--") ? value.slice(0, value.indexOf("=") + 1) : value.slice(0, 2)
+      if (prefix === "" || prefix.length === value.length) return Effect.void
+      const template = Expansion.dropPrefix(word.template, prefix)
+      if (template === undefined) return Effect.void
+      return Effect.zipRight(add(template, dirs, "read", true), add(template, dirs, "write", false))
+    },
+    { discard: true }
+  )
+
+/** Paths of a resolved absolute path's segments (for checks that compare segments). */
+export const segmentsOf = pathSegments
