@@ -1,5 +1,5 @@
 /**
- * Permission rules in Claude Code syntax (SPEC §5.1): parsing, and pure matching against tools, shell commands,
+ * Permission rules in Claude Code syntax: parsing, and pure matching against tools, shell commands,
  * paths and URLs. Everything that touches the file system (symlink resolution) is done by the caller, which passes
  * already-resolved paths in.
  */
@@ -183,21 +183,130 @@ export const matchesCommand = (content: string, command: string): boolean => {
   return cmd === pattern
 }
 
-const passThroughWords: ReadonlySet<string> = new Set(["command", "builtin", "sudo", "xargs", "doas"])
+/**
+ * A word of a command form: its value, or `null` when it is only known when the shell runs (an expansion, a glob,
+ * the words `xargs` appends, a `find -exec` `{}`); `null` may stand for any text, several words or none.
+ */
+export type FormWord = string | null
+
+/** One spelling of a simple command that deny and ask rules are matched against (see docs/permissions.md). */
+export type CommandForm = ReadonlyArray<FormWord>
 
 /**
- * The forms of a simple command a deny or ask rule is matched against: the command itself, and (stricter) the
- * command with `command`/`builtin`/`sudo`/`xargs` and their flags stripped.
+ * A pattern over characters: a char code, `star` for any text, or `gate` (always followed by `star`): either a blank
+ * and then the star's text, or nothing at all (an unknown word after another is " words" or "").
  */
-export const denyForms = (argv: ReadonlyArray<string>): ReadonlyArray<string> => {
-  const forms = [argv.join(" ")]
-  let rest = argv
-  while (rest.length > 0 && passThroughWords.has(rest[0])) {
-    rest = rest.slice(1)
-    while (rest.length > 0 && rest[0].startsWith("-")) rest = rest.slice(1)
-    if (rest.length > 0) forms.push(rest.join(" "))
+type Glob = ReadonlyArray<number>
+
+const star = -1
+const gate = -2
+
+const charsOf = (text: string, wild: boolean): Array<number> =>
+  Array.from(text, (char) => (wild && char === "*" ? star : char.charCodeAt(0)))
+
+const space = " ".charCodeAt(0)
+
+/** The texts a rule's content matches, as globs: `p:*` is `p` or `p *`, a `*` pattern itself, else the text. */
+const ruleGlobs = (content: string): ReadonlyArray<Glob> => {
+  const pattern = collapse(content)
+  if (pattern.endsWith(":*")) {
+    const prefix = charsOf(pattern.slice(0, -2).trimEnd(), false)
+    return [prefix, [...prefix, space, star]]
   }
-  return forms
+  return [charsOf(pattern, pattern.includes("*"))]
+}
+
+const isBlank = (code: number): boolean =>
+  code === space || (code >= 9 && code <= 13) || (code > 127 && /\s/.test(String.fromCharCode(code)))
+
+const formGlobs = new WeakMap<CommandForm, Glob>()
+
+/**
+ * The texts a form may be at run time, as `matchesCommand` sees a command (words joined by single blanks, blanks
+ * collapsed, trimmed): an unknown word is any text, several words or none.
+ */
+const formGlob = (form: CommandForm): Glob => {
+  const out: Array<number> = []
+  for (let at = 0; at < form.length; at++) {
+    const word = form[at]
+    if (word === null) {
+      if (at > 0) out.push(gate)
+      out.push(star)
+      continue
+    }
+    if (at > 0 && !(at === 1 && form[0] === null)) out.push(space)
+    for (let k = 0; k < word.length; k++) out.push(word.charCodeAt(k))
+  }
+  const collapsed: Array<number> = []
+  for (const code of out) {
+    const blank = code >= 0 && isBlank(code)
+    const last = collapsed[collapsed.length - 1]
+    // Nothing known before an unknown word: it is the head, any text including the blank after it.
+    const head = collapsed.length === 1 && last === star
+    if (blank && (last === undefined || last === space || head)) continue
+    if (code === gate && collapsed.length === 0) continue
+    if (code === gate && last === space) collapsed.pop()
+    collapsed.push(blank ? space : code)
+  }
+  while (collapsed.length > 0 && collapsed[collapsed.length - 1] === space) collapsed.pop()
+  return collapsed
+}
+
+/**
+ * True when some text matches both globs (`b` may hold gates). Walks `b` once, keeping the set of positions `a` can
+ * be at for the next three positions of `b`: linear in the form's length times the rule's.
+ */
+const intersects = (a: Glob, b: Glob): boolean => {
+  const n = a.length
+  const m = b.length
+  const columns = [new Uint8Array(n + 1), new Uint8Array(n + 1), new Uint8Array(n + 1)]
+  const live = [true, false, false]
+  columns[0][0] = 1
+  for (let j = 0; ; j++) {
+    const current = columns[j % 3]
+    const next = columns[(j + 1) % 3]
+    const after = columns[(j + 2) % 3]
+    for (let i = 0; i <= n; i++) {
+      if (current[i] === 0) continue
+      if (i < n && a[i] === star) current[i + 1] = 1
+      if (j === m) continue
+      const token = b[j]
+      if (token === star) {
+        next[i] = 1
+        live[(j + 1) % 3] = true
+        if (i < n) current[i + 1] = 1
+      } else if (token === gate) {
+        after[i] = 1
+        live[(j + 2) % 3] = true
+        if (i < n && (a[i] === star || a[i] === space)) {
+          next[a[i] === star ? i : i + 1] = 1
+          live[(j + 1) % 3] = true
+        }
+      } else if (i < n && (a[i] === star || a[i] === token)) {
+        next[a[i] === star ? i : i + 1] = 1
+        live[(j + 1) % 3] = true
+      }
+    }
+    if (j === m) return current[n] === 1
+    current.fill(0)
+    live[j % 3] = false
+    if (!live[(j + 1) % 3] && !live[(j + 2) % 3]) return false
+  }
+}
+
+/**
+ * Whether a `Bash(...)` rule's content may match a command form: exactly as `matchesCommand` when every word is
+ * known, and when some word is only known at run time, whether any value it could take makes the rule match.
+ */
+export const mayMatchCommand = (content: string, form: CommandForm): boolean => {
+  if (form.every((word) => word !== null)) return matchesCommand(content, form.join(" "))
+  let command = formGlobs.get(form)
+  if (command === undefined) {
+    command = formGlob(form)
+    formGlobs.set(form, command)
+  }
+  const glob = command
+  return ruleGlobs(content).some((rule) => intersects(rule, glob))
 }
 
 // --- Paths ------------------------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
  * Shell command analysis for permissions and read-only detection (SPEC §5.2).
  */
 import { Context } from "effect"
+import type { CommandForm } from "../domain/PermissionRule.js"
 import type { Template } from "../domain/shell/ShellExpansion.js"
 
 /** One simple command of a compound command line, after stripping assignments and wrappers. */
@@ -10,8 +11,14 @@ export interface SimpleCommand {
   readonly text: string
   /** The words after stripping leading `VAR=value` assignments and the wrappers of SPEC §5.2, unquoted. */
   readonly argv: ReadonlyArray<string>
-  /** `argv` joined with single spaces: what `Bash(...)` rules are matched against. */
+  /** `argv` joined with single spaces: what `Bash(...)` allow rules are matched against. */
   readonly normalized: string
+  /**
+   * Every spelling deny and ask rules are matched against: as written, by base name, through every wrapper
+   * (`sudo`, `xargs`, `find -exec`, `busybox`, …), `git` without its global options, code in `bash -c '…'`.
+   * A `null` word is known only at run time and may be anything.
+   */
+  readonly forms: ReadonlyArray<CommandForm>
 }
 
 /**

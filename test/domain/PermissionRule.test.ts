@@ -90,14 +90,45 @@ describe("PermissionRule.matchesCommand", () => {
   it.each(table)("%j vs %j → %s", (content, command, expected) => {
     expect(PermissionRule.matchesCommand(content, command)).toBe(expected)
   })
+})
 
-  it("deny forms strip sudo/command/xargs and their flags", () => {
-    expect(PermissionRule.denyForms(["sudo", "-E", "rm", "-rf", "x"])).toEqual(["sudo -E rm -rf x", "rm -rf x"])
-    expect(PermissionRule.denyForms(["xargs", "-0", "command", "rm"])).toEqual([
-      "xargs -0 command rm",
-      "command rm",
-      "rm"
-    ])
+describe("PermissionRule.mayMatchCommand", () => {
+  // null: a word known only at run time; it may be any text, several words or none.
+  const table: ReadonlyArray<readonly [string, ReadonlyArray<string | null>, boolean]> = [
+    ["rm:*", ["rm", "-rf", "x"], true],
+    ["rm:*", ["rmdir", "x"], false],
+    ["rm:*", [null, "x"], true],
+    ["rm:*", ["echo", null], false],
+    ["rm:*", ["r", null], false],
+    ["rm:*", ["xargs", "rm", null], false],
+    ["rm:*", ["rm", null], true],
+    ["rm:*", [null], true],
+    ["git push:*", ["git", null], true],
+    ["git push:*", ["git", null, "origin"], true],
+    ["git push:*", ["git", "log", null], false],
+    ["git push:*", ["git", "pu" + "sh", null], true],
+    ["git push:*", ["git", "pushx", null], false],
+    ["git push", ["git", null], true],
+    ["git push", ["git", "status", null], false],
+    ["git * main", ["git", null, "main"], true],
+    ["git * main", ["git", "push", null], true],
+    ["git * main", ["svn", null], false],
+    ["npm run test:*", ["npm", "run", null], true],
+    ["npm run test:*", ["npm", "  run", "test"], true],
+    ["a*b*c", [null, "c"], true],
+    ["a*b*c", ["x", null], false]
+  ]
+  it.each(table)("%j vs %j → %s", (content, form, expected) => {
+    expect(PermissionRule.mayMatchCommand(content, form)).toBe(expected)
+  })
+
+  it("agrees with matchesCommand on forms without unknown words", () => {
+    for (const [content, form] of table) {
+      const known = form.map((word) => word ?? "x")
+      expect(PermissionRule.mayMatchCommand(content, known)).toBe(
+        PermissionRule.matchesCommand(content, known.join(" "))
+      )
+    }
   })
 })
 

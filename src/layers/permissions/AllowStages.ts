@@ -75,6 +75,9 @@ export const allowRules: Stage = (call) => {
     rule: pr.rule.text,
     source: pr.rule.source
   })
+  // A rule for the whole tool allows every call of it (deny and ask rules and the safety paths came first).
+  const whole = wholeTool(call.allow, call.tool)
+  if (whole !== undefined) return allowed(whole)
   if (call.target._tag === "Command") {
     const analysis = call.analysis
     if (analysis === undefined || analysis.commands.length === 0) return pass("allowRules", "the command is empty")
@@ -88,8 +91,6 @@ export const allowRules: Stage = (call) => {
     const first = matched[0][1]!
     return allowed(first)
   }
-  const whole = wholeTool(call.allow, call.tool)
-  if (whole !== undefined) return allowed(whole)
   for (const pr of call.allow) {
     const rule = pr.rule
     if (rule.content === undefined || !PermissionRule.coversCall(rule, call.tool, call.input)) continue

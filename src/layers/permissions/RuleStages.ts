@@ -12,12 +12,14 @@ const contentHit = (pr: PreparedRule, call: Prepared): string | undefined => {
   const target = call.target
   switch (target._tag) {
     case "Command": {
-      const commands = call.analysis?.commands ?? []
-      for (const command of commands) {
-        if (PermissionRule.denyForms(command.argv).some((form) => PermissionRule.matchesCommand(rule.content!, form))) {
+      const analysis = call.analysis
+      for (const command of analysis?.commands ?? []) {
+        if (command.forms.some((form) => PermissionRule.mayMatchCommand(rule.content!, form))) {
           return command.normalized
         }
       }
+      // A command that does not parse may be anything the rule names: when in doubt, the rule matches.
+      if (analysis !== undefined && !analysis.parsed) return target.command
       return PermissionRule.matchesCommand(rule.content, target.command) ? target.command : undefined
     }
     case "Paths":

@@ -32,9 +32,33 @@ export const protectedReason = (path: string): string | undefined => {
   return shellStartupFiles.has(base) ? `${path} is a shell startup file` : undefined
 }
 
+const literalDots = (text: string): string => text.replace(/[.]/g, "\\.")
+
+/** A protected name as a whole path segment anywhere in a command line (`> .git/config`, `cd .claude && …`). */
+const mentionPattern = new RegExp(
+  `(?:^|[\\s/'"=:<>;|&(){}\`,])(${[...protectedDirs, ...shellStartupFiles].map(literalDots).join("|")})(?=$|[\\s/'"\`;|&()<>,])`,
+  "i"
+)
+
+/**
+ * The protected name a command line that writes mentions, if any. A safety net under the path analysis: a
+ * redirection, a `cd` or an expansion may write there without the name being an argument of the command.
+ */
+export const protectedMention = (command: string): string | undefined => mentionPattern.exec(command)?.[1]
+
 /** Step 3c: writes to safety paths (`.git/`, `.claude/`, `.armature/`, shell rc files) always ask. */
 export const safetyPaths: Stage = (call) => {
   const writes = call.writes
+  if (writes && call.target._tag === "Command") {
+    const name = protectedMention(call.target.command)
+    if (name !== undefined) {
+      return {
+        step: "safetyPaths",
+        outcome: "ask",
+        reason: `The command writes and names ${name}: writing to ${name} always needs approval`
+      }
+    }
+  }
   if (writes) {
     for (const path of call.paths) {
       for (const form of path.forms) {

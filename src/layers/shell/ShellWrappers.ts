@@ -3,92 +3,37 @@
  * stripped, and the dangers hidden in them: `eval`, `source`, `exec`, shells given code, commands run by `xargs`,
  * `find -exec` and `busybox`.
  */
+import type { CommandForm } from "../../domain/PermissionRule.js"
+import { basename, type CodeForms, commandForms } from "./CommandForms.js"
 import type { Word } from "./ShellWords.js"
+import { parseWrapper } from "./WrapperParse.js"
+import { findActions, shellOptionsWithArgument, shells, wrappers } from "./WrapperTables.js"
 
-const assignmentWord = /^([A-Za-z_][A-Za-z0-9_]*)=/
-
+/** One command's words with the transparent wrappers stripped, the dangers found, and its forms for rules. */
 export interface Stripped {
   readonly argv: ReadonlyArray<Word>
   readonly assignments: ReadonlyArray<string>
   readonly dangers: ReadonlyArray<string>
-}
-
-/** Index of the first word after the options of a wrapper; `withArgument` options consume the next word. */
-const skipOptions = (words: ReadonlyArray<Word>, start: number, withArgument: ReadonlyArray<string>): number => {
-  let i = start
-  while (i < words.length) {
-    const arg = words[i].value
-    if (arg === "--") return i + 1
-    if (!arg.startsWith("-") || arg === "-") return i
-    i += withArgument.includes(arg) ? 2 : 1
-  }
-  return i
+  /** Every spelling deny and ask rules are matched against (`CommandForms.ts`). */
+  readonly forms: ReadonlyArray<CommandForm>
 }
 
 /**
- * Where the wrapped command starts, for a wrapper at index 0; undefined when nothing follows the wrapper (then it
- * is the command itself, e.g. `env` printing the environment).
+ * Strips the transparent wrappers (`timeout`, `time`, `nice`, `nohup`, `stdbuf`, `env`), repeatedly, reading each
+ * one's options with its full table. A wrapper whose options are not all known stays: it is then the command.
  */
-const unwrap = (words: ReadonlyArray<Word>, assignments: Array<string>, dangers: Array<string>): number | undefined => {
-  const name = words[0].value
-  let i: number
-  switch (name) {
-    case "timeout":
-      i = skipOptions(words, 1, ["-s", "-k", "--signal", "--kill-after"]) + 1
-      break
-    case "time":
-      i = skipOptions(words, 1, [])
-      break
-    case "nice":
-      i = skipOptions(words, 1, ["-n", "--adjustment"])
-      break
-    case "nohup":
-      i = skipOptions(words, 1, [])
-      break
-    case "stdbuf":
-      i = skipOptions(words, 1, ["-i", "-o", "-e", "--input", "--output", "--error"])
-      break
-    case "env": {
-      i = 1
-      while (i < words.length) {
-        const arg = words[i].value
-        if (arg === "--") {
-          i++
-          break
-        }
-        if (arg === "-S" || arg.startsWith("--split-string") || /^-[A-Za-z0-9]*S/.test(arg)) {
-          dangers.push("env -S")
-          return undefined
-        }
-        if (arg === "-u" || arg === "-C" || arg === "--unset" || arg === "--chdir") i += 2
-        else if (arg.startsWith("-")) i += 1
-        else break
-      }
-      while (i < words.length) {
-        const match = assignmentWord.exec(words[i].value)
-        if (match === null) break
-        assignments.push(match[1])
-        i++
-      }
-      break
-    }
-    default:
-      return undefined
-  }
-  return i < words.length ? i : undefined
-}
-
-const wrappers = new Set(["timeout", "time", "nice", "nohup", "stdbuf", "env"])
-
-/** Strips the wrappers of SPEC §5.2, repeatedly. */
-const stripWrappers = (words: ReadonlyArray<Word>): Stripped => {
+const stripWrappers = (words: ReadonlyArray<Word>): Omit<Stripped, "forms"> => {
   const assignments: Array<string> = []
   const dangers: Array<string> = []
   let argv = words
-  while (argv.length > 0 && argv[0].literal && wrappers.has(argv[0].value)) {
-    const start = unwrap(argv, assignments, dangers)
-    if (start === undefined) break
-    argv = argv.slice(start)
+  while (argv.length > 0 && argv[0].literal) {
+    const wrapper = Object.hasOwn(wrappers, argv[0].value) ? wrappers[argv[0].value] : undefined
+    if (wrapper?.transparent !== true) break
+    const parsed = parseWrapper(wrapper, argv.slice(1))
+    if (parsed._tag === "Split" || parsed._tag === "Opaque") dangers.push(`${argv[0].value} -S`)
+    if (parsed._tag !== "Command" || parsed.start + 1 >= argv.length) break
+    assignments.push(...parsed.assignments)
+    argv = argv.slice(parsed.start + 1)
   }
   return { argv, assignments, dangers }
 }
@@ -96,11 +41,7 @@ const stripWrappers = (words: ReadonlyArray<Word>): Stripped => {
 // ---------------------------------------------------------------------------------------------------------------
 // Dangers of one command's words
 
-const shells = new Set(["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish", "csh", "tcsh"])
-
-export const basename = (path: string): string => path.slice(path.lastIndexOf("/") + 1)
-
-const shellOptionsWithArgument = new Set(["-o", "+o", "-O", "+O", "--rcfile", "--init-file"])
+export { basename }
 
 /** A shell given code in a string (`-c`) or reading it from stdin (no script operand). */
 const shellDanger = (name: string, args: ReadonlyArray<Word>): string | undefined => {
@@ -116,15 +57,18 @@ const shellDanger = (name: string, args: ReadonlyArray<Word>): string | undefine
   return `${name} reading commands from stdin`
 }
 
-const xargsWithArgument = ["-I", "-L", "-n", "-P", "-s", "-d", "-E", "-a", "--arg-file", "--delimiter", "--max-lines"]
+/** The words of the command a non-transparent wrapper runs (`command`, `xargs`), by its option table. */
+const wrappedCommand = (name: string, args: ReadonlyArray<Word>): ReadonlyArray<Word> => {
+  const parsed = parseWrapper(wrappers[name], args)
+  return parsed._tag === "Command" ? args.slice(parsed.start) : parsed._tag === "Unknown" ? args.slice(parsed.from) : []
+}
 
 /** The dangers of a simple command's words (after wrappers), looking into xargs and find -exec commands too. */
 const commandDangers = (argv: ReadonlyArray<Word>): ReadonlyArray<string> => {
   if (argv.length === 0) return []
   const head = argv[0]
   if (head.literal && (head.value === "command" || head.value === "builtin")) {
-    const start = skipOptions(argv, 1, [])
-    return start < argv.length ? analyzeWords(argv.slice(start)).dangers : []
+    return dangersOf(wrappedCommand(head.value, argv.slice(1)))
   }
   if (!head.literal) return ["command name from an expansion"]
   if (head.glob && head.value !== "[" && head.value !== "[[") return ["command name with a glob pattern"]
@@ -142,23 +86,20 @@ const commandDangers = (argv: ReadonlyArray<Word>): ReadonlyArray<string> => {
     case "trap":
       return args.length > 1 ? ["trap"] : []
   }
-  if (name === "busybox") return analyzeWords(args).dangers
+  if (name === "busybox") return dangersOf(args)
   if (shells.has(name)) {
     const danger = shellDanger(name, args)
     return danger === undefined ? [] : [danger]
   }
-  if (name === "xargs") {
-    const start = skipOptions(args, 0, xargsWithArgument)
-    return start < args.length ? analyzeWords(args.slice(start)).dangers : []
-  }
+  if (name === "xargs") return dangersOf(wrappedCommand(name, args))
   if (name === "find") {
     const out: Array<string> = []
     args.forEach((arg, at) => {
-      if (["-exec", "-execdir", "-ok", "-okdir"].includes(arg.value)) {
+      if (findActions.has(arg.value)) {
         const rest = args.slice(at + 1)
         const end = rest.findIndex((word) => word.value === ";" || word.value === "+")
         const inner = end === -1 ? rest : rest.slice(0, end)
-        if (inner.length > 0) out.push(...analyzeWords(inner).dangers)
+        if (inner.length > 0) out.push(...dangersOf(inner))
       }
     })
     return out
@@ -166,8 +107,20 @@ const commandDangers = (argv: ReadonlyArray<Word>): ReadonlyArray<string> => {
   return []
 }
 
-/** Strips wrappers and finds dangers of a list of words forming one command. */
-export const analyzeWords = (words: ReadonlyArray<Word>): Stripped => {
+const dangersOf = (words: ReadonlyArray<Word>): ReadonlyArray<string> => {
   const stripped = stripWrappers(words)
-  return { ...stripped, dangers: [...stripped.dangers, ...commandDangers(stripped.argv)] }
+  return [...stripped.dangers, ...commandDangers(stripped.argv)]
+}
+
+/**
+ * Strips wrappers, finds the dangers of a list of words forming one command, and lists the forms rules see;
+ * `code` gives the forms of code in a string (`bash -c '…'`).
+ */
+export const analyzeWords = (words: ReadonlyArray<Word>, code: CodeForms): Stripped => {
+  const stripped = stripWrappers(words)
+  return {
+    ...stripped,
+    dangers: [...stripped.dangers, ...commandDangers(stripped.argv)],
+    forms: commandForms(words, code)
+  }
 }

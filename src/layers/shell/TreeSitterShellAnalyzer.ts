@@ -1,5 +1,5 @@
 /**
- * The ShellAnalyzer over tree-sitter-bash (SPEC §5.2): splits a command line into simple commands, strips
+ * The ShellAnalyzer over tree-sitter-bash: splits a command line into simple commands, strips
  * assignments and wrappers, finds the constructs that are never auto-allowed, and classifies read-only commands.
  */
 import { createRequire } from "node:module"
@@ -8,6 +8,7 @@ import { Language, type Node, Parser } from "web-tree-sitter"
 import * as ReadOnlyCommands from "../../domain/shell/ReadOnlyCommands.js"
 import { type PathStep, type ShellAnalysis, ShellAnalyzer, type SimpleCommand } from "../../services/ShellAnalyzer.js"
 import { evaluationDanger, testCommandDanger } from "./CodeEvaluation.js"
+import { anything, type CodeForms, commandForms } from "./CommandForms.js"
 import { commandStep, redirectStep } from "./PathSteps.js"
 import { childrenOf, flattenWords, type Word, wordsOf } from "./ShellWords.js"
 import { analyzeWords } from "./ShellWrappers.js"
@@ -71,6 +72,8 @@ interface Found {
   readonly dangers: Array<string>
   /** Variables assigned earlier in the line: using one again is not read-only. */
   readonly assigned: Set<string>
+  /** The forms of the commands in code given as a string (`bash -c '…'`). */
+  readonly code: CodeForms
   /** The command line (for the text between nodes). */
   readonly source: string
   /** What the line does to paths, in order. */
@@ -78,9 +81,9 @@ interface Found {
   readOnly: boolean
 }
 
-const toCommand = (node: Node, argv: ReadonlyArray<Word>): SimpleCommand => {
+const toCommand = (node: Node, argv: ReadonlyArray<Word>, forms: SimpleCommand["forms"]): SimpleCommand => {
   const values = argv.map((word) => word.value)
-  return { text: node.text, argv: values, normalized: values.join(" ") }
+  return { text: node.text, argv: values, normalized: values.join(" "), forms }
 }
 
 const isReadOnly = (argv: ReadonlyArray<Word>): boolean => ReadOnlyCommands.isReadOnlyWords(argv)
@@ -110,8 +113,8 @@ const visitCommand = (node: Node, found: Found): void => {
   })
   groups.forEach((group, at) => {
     const words = wordsOf(group)
-    const { argv, assignments: wrapped, dangers } = analyzeWords(words)
-    found.commands.push(toCommand(node, argv))
+    const { argv, assignments: wrapped, dangers, forms } = analyzeWords(words, found.code)
+    found.commands.push(toCommand(node, argv, forms))
     found.pathSteps.push(commandStep(words, argv))
     found.dangers.push(...dangers)
     const test = testCommandDanger(argv)
@@ -137,7 +140,7 @@ const visitNode = (node: Node, found: Found): boolean => {
     case "declaration_command":
     case "unset_command": {
       const argv = wordsOf(flattenWords(node))
-      found.commands.push(toCommand(node, argv))
+      found.commands.push(toCommand(node, argv, commandForms(argv, found.code)))
       found.pathSteps.push(commandStep(argv, argv))
       if (!isReadOnly(argv)) found.readOnly = false
       break
@@ -210,8 +213,16 @@ const visit = (root: Node, found: Found): void => {
 const splitWord = /[^\s;|&()<>]\\\n[^\s;|&()<>]/
 
 /** Analyzes a parsed tree. */
-const analyzeTree = (root: Node, source: string): ShellAnalysis => {
-  const found: Found = { commands: [], dangers: [], assigned: new Set(), source, pathSteps: [], readOnly: true }
+const analyzeTree = (root: Node, source: string, code: CodeForms): ShellAnalysis => {
+  const found: Found = {
+    commands: [],
+    dangers: [],
+    assigned: new Set(),
+    code,
+    source,
+    pathSteps: [],
+    readOnly: true
+  }
   const parsed = !root.hasError
   if (!parsed) found.dangers.push("unparsable command")
   if (splitWord.test(source)) found.dangers.push("line continuation inside a word")
@@ -227,6 +238,9 @@ const analyzeTree = (root: Node, source: string): ShellAnalysis => {
 }
 
 const unparsable: ShellAnalysis = { parsed: false, commands: [], dangers: ["unparsable command"], readOnly: false }
+
+/** How deep code in strings is followed (`bash -c "bash -c '…'"`) before it counts as unknown. */
+const maxCodeDepth = 4
 
 const tooComplex: ShellAnalysis = {
   parsed: false,
@@ -250,11 +264,19 @@ export const makeWithGrammar = (path: string) =>
       }),
       (parser) => Effect.sync(() => parser.delete())
     )
-    const analyze = (command: string): ShellAnalysis => {
+    // Code in a string (`bash -c '…'`, `eval …`) is parsed too, to a bounded depth, for the forms rules see.
+    const codeForms =
+      (depth: number): CodeForms =>
+      (code) => {
+        if (depth >= maxCodeDepth) return [anything]
+        const analysis = analyzeAt(code, depth + 1)
+        return [...analysis.commands.flatMap((command) => command.forms), ...(analysis.parsed ? [] : [anything])]
+      }
+    const analyzeAt = (command: string, depth: number): ShellAnalysis => {
       const tree = parser.parse(command)
       if (tree === null) return unparsable
       try {
-        return analyzeTree(tree.rootNode, command)
+        return analyzeTree(tree.rootNode, command, codeForms(depth))
       } catch (error) {
         // Fail closed: a pathological input (thousands of nested constructs) exhausts the stack; never auto-allow.
         return error instanceof RangeError
@@ -264,7 +286,7 @@ export const makeWithGrammar = (path: string) =>
         tree.delete()
       }
     }
-    return ShellAnalyzer.of({ analyze })
+    return ShellAnalyzer.of({ analyze: (command) => analyzeAt(command, 0) })
   })
 
 /** Builds the analyzer from the tree-sitter-bash package's grammar. */

@@ -241,9 +241,17 @@ layer(base, { timeout: 30_000 })("RulePermissionPolicy", (it) => {
     { tool: "Bash", allow: ["Bash(make build)"], input: bash("make build-all"), expect: "ask" },
     { tool: "Bash", allow: ["Bash"], input: bash("rm -rf build"), expect: "allow", rule: "Bash" },
     {
-      name: "a whole-tool Bash allow still does not cover command substitution",
+      name: "a whole-tool Bash allow covers command substitution too",
       tool: "Bash",
       allow: ["Bash"],
+      input: bash("echo $(id)"),
+      expect: "allow",
+      rule: "Bash"
+    },
+    {
+      name: "a prefix rule never covers command substitution",
+      tool: "Bash",
+      allow: ["Bash(echo:*)", "Bash(id:*)"],
       input: bash("echo $(id)"),
       expect: "ask",
       reason: "The command contains command substitution $(…), which no allow rule covers: it needs explicit approval"

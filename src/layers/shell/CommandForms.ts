@@ -1,0 +1,180 @@
+/**
+ * Every spelling of a simple command that deny and ask rules must see: the words as written, the command by its base
+ * name (`/bin/rm` is `rm`), the command each wrapper runs (`env`, `timeout`, `sudo`, `xargs`, `busybox`,
+ * `find -exec`, …), `git`'s subcommand after its global options, and the commands in code given as a string
+ * (`bash -c '…'`, `eval`). Where that cannot be known before the shell runs, a form holds unknown words (`null`)
+ * that a rule may match whatever they are; `[null]` matches every rule.
+ */
+import type { CommandForm, FormWord } from "../../domain/PermissionRule.js"
+import * as OptionParser from "../../domain/shell/OptionParser.js"
+import type { Word } from "./ShellWords.js"
+import { literalWord, parseWrapper } from "./WrapperParse.js"
+import {
+  findActions,
+  gitGlobalOptions,
+  shellOptionsWithArgument,
+  shells,
+  type Wrapper,
+  wrappers
+} from "./WrapperTables.js"
+
+/** The forms of the commands in a piece of shell code (`bash -c CODE`); `[null]` when it cannot be analysed. */
+export type CodeForms = (code: string) => ReadonlyArray<CommandForm>
+
+/** A form that matches every rule: a command known only when the shell runs. */
+export const anything: CommandForm = [null]
+
+/** How many forms one simple command may produce before it is treated as `anything` (nesting, suffixes). */
+const budgetPerCommand = 256
+
+/** How many start positions an unknown wrapper option leaves open before it is treated as `anything`. */
+const maxSuffixes = 32
+
+interface Context {
+  readonly code: CodeForms
+  budget: number
+}
+
+export const basename = (path: string): string => path.slice(path.lastIndexOf("/") + 1)
+
+const formWord = (word: Word): FormWord => (word.literal && !word.glob ? word.value : null)
+
+/** A word only known at run time (a file name `find` puts in, the input `xargs` adds). */
+const unknownWord: Word = { value: "", literal: false, glob: false, template: [{ _tag: "Opaque", text: "…" }] }
+
+const formsOf = (words: ReadonlyArray<Word>, context: Context): ReadonlyArray<CommandForm> => {
+  if (words.length === 0) return []
+  if (--context.budget < 0) return [anything]
+  const base = words.map(formWord)
+  const head = base[0]
+  if (head === null) return [base]
+  const name = basename(head)
+  const out: Array<CommandForm> = [base]
+  if (name !== head) out.push([name, ...base.slice(1)])
+  out.push(...innerForms(name, words.slice(1), context))
+  return out
+}
+
+/** The forms of the command a wrapper, shell, `find` or `git` runs; none for an ordinary command. */
+const innerForms = (name: string, args: ReadonlyArray<Word>, context: Context): ReadonlyArray<CommandForm> => {
+  switch (name) {
+    case "find":
+      return findForms(args, context)
+    case "git":
+      return gitForms(args, context)
+    case "busybox":
+      return args.length > 0 && !args[0].value.startsWith("-") ? formsOf(args, context) : []
+    case "eval":
+      return codeForms(args, context)
+    case "source":
+    case ".":
+      return [anything]
+    case "trap":
+      return args.length > 1 ? codeForms(args.slice(0, 1), context) : []
+  }
+  if (shells.has(name)) return shellForms(args, context)
+  const wrapper = Object.hasOwn(wrappers, name) ? wrappers[name] : undefined
+  return wrapper === undefined ? [] : wrapperForms(wrapper, args, context)
+}
+
+/** Forms of code in words joined by spaces (`eval a b`, `bash -c CODE`). */
+const codeForms = (words: ReadonlyArray<Word>, context: Context): ReadonlyArray<CommandForm> =>
+  words.every((word) => word.literal) ? context.code(words.map((word) => word.value).join(" ")) : [anything]
+
+/** A shell running `-c CODE` or reading code from stdin; a script file's contents are its own. */
+const shellForms = (args: ReadonlyArray<Word>, context: Context): ReadonlyArray<CommandForm> => {
+  let inline = false
+  for (let i = 0; i < args.length; i++) {
+    const value = args[i].value
+    if (!args[i].literal) return [anything]
+    if (/^-[A-Za-z]*c[A-Za-z]*$/.test(value)) inline = true
+    else if (value === "--") return inline && i + 1 < args.length ? codeForms([args[i + 1]], context) : []
+    else if (shellOptionsWithArgument.has(value)) i++
+    else if (!value.startsWith("-") && !value.startsWith("+")) return inline ? codeForms([args[i]], context) : []
+  }
+  return args.some((word) => word.value === "--version" || word.value === "--help") ? [] : [anything]
+}
+
+/** The forms of every suffix of `args` from `from` on: a command that may start at any of those words. */
+const suffixForms = (args: ReadonlyArray<Word>, from: number, context: Context): ReadonlyArray<CommandForm> => {
+  const out: Array<CommandForm> = []
+  const end = Math.min(args.length, from + maxSuffixes)
+  for (let at = from; at < end; at++) out.push(...formsOf(args.slice(at), context))
+  if (args.length > end) out.push(anything)
+  return out
+}
+
+const wrapperForms = (wrapper: Wrapper, args: ReadonlyArray<Word>, context: Context): ReadonlyArray<CommandForm> => {
+  const parsed = parseWrapper(wrapper, args)
+  switch (parsed._tag) {
+    case "NoCommand":
+      return []
+    case "Opaque":
+      return [anything]
+    case "Unknown":
+      return suffixForms(args, parsed.from, context)
+    case "Split":
+      return --context.budget < 0 ? [anything] : wrapperForms(wrapper, parsed.args, context)
+  }
+  const command = args.slice(parsed.start)
+  if (wrapper.appends !== true) return formsOf(command, context)
+  const replaced = parsed.options.flatMap((option) =>
+    option._tag === "Option" && wrapper.replace?.includes(option.name) === true ? [option.value ?? "{}"] : []
+  )
+  const words = command.map((word) =>
+    replaced.some((text) => text !== "" && word.value.includes(text)) ? unknownWord : word
+  )
+  // The input's words are arguments of the command: to `env`, `eval` or `find` they may be a command or code.
+  const run = words.length > 0 ? words : [literalWord("echo")]
+  return formsOf([...run, unknownWord], context)
+}
+
+/** `find … -exec CMD … ;` (and `-execdir`, `-ok`, `-okdir`): `{}` is a file name known only at run time. */
+const findForms = (args: ReadonlyArray<Word>, context: Context): ReadonlyArray<CommandForm> => {
+  const out: Array<CommandForm> = []
+  for (let at = 0; at < args.length; at++) {
+    const word = args[at]
+    if (!word.literal) {
+      // An expansion may itself be `-exec`: the words after it may be a command.
+      out.push(...suffixForms(args, at + 1, context))
+      break
+    }
+    if (!findActions.has(word.value)) continue
+    const rest = args.slice(at + 1)
+    const end = rest.findIndex((next) => next.literal && (next.value === ";" || next.value === "+"))
+    const inner = (end === -1 ? rest : rest.slice(0, end)).map((next) =>
+      next.value.includes("{}") ? unknownWord : next
+    )
+    out.push(...formsOf(inner, context))
+    at += end === -1 ? rest.length : end + 1
+  }
+  return out
+}
+
+const configsAlias = (option: OptionParser.Parsed): boolean =>
+  option._tag === "Option" &&
+  (option.name === "-c" || option.name === "--config-env") &&
+  (option.value ?? "").toLowerCase().startsWith("alias.")
+
+/** `git [global options] SUBCOMMAND …` as `git SUBCOMMAND …`; an alias defined on the line may run anything. */
+const gitForms = (args: ReadonlyArray<Word>, context: Context): ReadonlyArray<CommandForm> => {
+  const parsed = OptionParser.parse(
+    gitGlobalOptions,
+    args.map((word) => word.value)
+  )
+  const unknown = parsed.items.find((item) => item._tag === "Unknown")
+  if (unknown !== undefined) {
+    return suffixForms(args, unknown.index + 1, context).map((form) => ["git", ...form])
+  }
+  if (parsed.rest === 0) return []
+  const subcommand: CommandForm = ["git", ...args.slice(parsed.rest).map(formWord)]
+  const opaque = args.slice(0, parsed.rest).some((word) => !word.literal)
+  return opaque || parsed.items.some(configsAlias) ? [subcommand, ["git", null]] : [subcommand]
+}
+
+/**
+ * The forms of one simple command (its words after leading assignments): `code` analyses code given as a string.
+ * Always starts with the words as written.
+ */
+export const commandForms = (words: ReadonlyArray<Word>, code: CodeForms): ReadonlyArray<CommandForm> =>
+  formsOf(words, { code, budget: budgetPerCommand })
