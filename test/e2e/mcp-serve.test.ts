@@ -51,7 +51,7 @@ describe("armature mcp serve", () => {
           content: [{ type: "text", text: "Slept for 10 ms" }]
         })
         expect(yield* call("TodoWrite", { todos: [] })).toEqual({
-          content: [{ type: "text", text: "Plan mode: TodoWrite is not read-only" }],
+          content: [{ type: "text", text: "<tool_use_error>Plan mode: TodoWrite is not read-only</tool_use_error>" }],
           isError: true
         })
         const denied = yield* call("WebFetch", { url: "https://example.com" })
