@@ -40,6 +40,24 @@ export class SpawnError extends Data.TaggedError("SpawnError")<{
 /** The environment variable that tags every process started for one call. */
 export const tagVariable = "ARMATURE_CALL"
 
+/**
+ * The environment of a child: the given one, the call's tag, and git told to use a bare repository only when it is
+ * named explicitly (`--git-dir`, `GIT_DIR`). A directory in the project that looks like a bare repository could
+ * otherwise carry its own config (`core.fsmonitor`, hooks, aliases) and run code when a read-only `git` command
+ * is run in it. The setting is appended after any `GIT_CONFIG_*` entries already present.
+ */
+export const childEnvironment = (base: NodeJS.ProcessEnv, tag: string): NodeJS.ProcessEnv => {
+  const given = Number.parseInt(base.GIT_CONFIG_COUNT ?? "", 10)
+  const index = Number.isInteger(given) && given > 0 ? given : 0
+  return {
+    ...base,
+    [tagVariable]: tag,
+    GIT_CONFIG_COUNT: String(index + 1),
+    [`GIT_CONFIG_KEY_${index}`]: "safe.bareRepository",
+    [`GIT_CONFIG_VALUE_${index}`]: "explicit"
+  }
+}
+
 /** A running child and everything it started. */
 export interface Handle {
   /** The leader's pid, which is also the group id. */
@@ -268,7 +286,7 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Handle, SpawnError, 
       const child = yield* Effect.async<ChildProcess.ChildProcess, SpawnError>((resume) => {
         const spawned = ChildProcess.spawn(options.file, [...options.args], {
           cwd: options.cwd,
-          env: { ...(options.env ?? process.env), [tagVariable]: tag },
+          env: childEnvironment(options.env ?? process.env, tag),
           stdio: options.canary === true && Array.isArray(options.stdio) ? [...options.stdio, "pipe"] : options.stdio,
           detached: true
         })
