@@ -8,6 +8,7 @@ import { HooksConfig } from "./HookConfig.js"
 import type { PermissionMode } from "./Permission.js"
 import { permissionModes } from "./Permission.js"
 import * as PermissionRule from "./PermissionRule.js"
+import { mergeSections, SandboxSection } from "./Sandbox.js"
 
 /** The `permissions` section. Unknown keys are allowed and kept. */
 export const PermissionsSection = Schema.Struct(
@@ -26,7 +27,8 @@ export type PermissionsSection = typeof PermissionsSection.Type
 export const SettingsFile = Schema.Struct(
   {
     permissions: Schema.optional(PermissionsSection),
-    hooks: Schema.optional(HooksConfig)
+    hooks: Schema.optional(HooksConfig),
+    sandbox: Schema.optional(SandboxSection)
   },
   Schema.Record({ key: Schema.String, value: Schema.Unknown })
 )
@@ -205,6 +207,8 @@ export interface Permissions {
 export interface Merged {
   readonly permissions: Permissions
   readonly hooks: HooksConfig
+  /** The `sandbox` sections merged key by key (later scalars win, lists are joined). */
+  readonly sandbox: SandboxSection | undefined
   /** Every top-level key of every source, later sources overriding earlier ones (permissions and hooks merged). */
   readonly settings: SettingsFile
   readonly sources: ReadonlyArray<string>
@@ -223,6 +227,7 @@ export const merge = (sources: ReadonlyArray<Source>): Either.Either<Merged, Per
   const hooks: Record<string, Array<HooksConfig[string][number]>> = {}
   let defaultMode: PermissionMode = "default"
   let settings: Record<string, unknown> = {}
+  let sandbox: SandboxSection | undefined
   for (const source of sources) {
     const p = source.settings.permissions
     for (const [behavior, list, into] of [
@@ -242,12 +247,14 @@ export const merge = (sources: ReadonlyArray<Source>): Either.Either<Merged, Per
     for (const [event, matchers] of Object.entries(source.settings.hooks ?? {})) {
       hooks[event] = [...(hooks[event] ?? []), ...matchers]
     }
+    sandbox = mergeSections(sandbox, source.settings.sandbox)
     settings = { ...settings, ...source.settings }
   }
   const permissions: Permissions = { allow, ask, deny, defaultMode, additionalDirectories: dirs }
   return Either.right({
     permissions,
     hooks,
+    sandbox,
     settings: {
       ...settings,
       permissions: {
@@ -257,7 +264,8 @@ export const merge = (sources: ReadonlyArray<Source>): Either.Either<Merged, Per
         defaultMode,
         additionalDirectories: dirs
       },
-      hooks
+      hooks,
+      ...(sandbox === undefined ? {} : { sandbox })
     },
     sources: sources.map((s) => s.name)
   })

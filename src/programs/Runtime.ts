@@ -54,6 +54,12 @@ export const engineOptions = {
   mcpConfig: Options.file("mcp-config").pipe(
     Options.withDescription("An .mcp.json file of MCP servers whose tools join the pool"),
     Options.optional
+  ),
+  sandbox: Options.boolean("sandbox", { negationNames: ["no-sandbox"] }).pipe(
+    Options.withDescription(
+      "Run Bash in the OS sandbox (--sandbox) or not (--no-sandbox), whatever sandbox.enabled says; see docs/sandbox.md"
+    ),
+    Options.optional
   )
 }
 
@@ -67,6 +73,7 @@ export interface EngineOptions {
   readonly disallowedTools: ReadonlyArray<string>
   readonly maxConcurrency: Option.Option<number>
   readonly mcpConfig: Option.Option<string>
+  readonly sandbox: Option.Option<boolean>
 }
 
 /** The registry with every built-in tool registered, for a session in `cwd` (no permissions needed). */
@@ -120,6 +127,7 @@ export const engineLayer = (options: EngineOptions, extras: EngineExtras = {}) =
         disallowedTools: options.disallowedTools,
         permissionMode: Option.getOrUndefined(options.permissionMode),
         maxConcurrency: Option.getOrUndefined(options.maxConcurrency),
+        sandbox: Option.getOrUndefined(options.sandbox),
         approver: extras.approver !== "headless" && interactive ? TerminalApprover.layer : "headless",
         mcpConfig: Option.getOrUndefined(options.mcpConfig),
         mcpProject: true,
