@@ -9,6 +9,7 @@ const slow = [
   "test/layers/mcp/McpClientsLive.test.ts",
   "test/layers/files/FileAccess.test.ts",
   "test/layers/process/Descendants.test.ts",
+  "test/layers/sandbox/SandboxBash.test.ts",
   "test/domain/shell/ReadOnlyProperties.test.ts"
 ]
 
