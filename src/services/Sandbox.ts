@@ -31,6 +31,8 @@ export class Sandbox extends Context.Tag("armature/Sandbox")<
     readonly availability: SandboxDomain.Availability
     /** The policy enforced (also when unavailable, for `armature sandbox check`); undefined when disabled. */
     readonly policy: SandboxDomain.Policy | undefined
+    /** What works only in part: rules the sandbox cannot express, runtime features missing (e.g. seccomp). */
+    readonly warnings: ReadonlyArray<string>
     /**
      * The command line that runs `command` inside the sandbox, for `/bin/bash -c`. Scoped: the runtime's per-command
      * state is released when the scope closes, so keep the scope open until the process is gone.
@@ -48,6 +50,7 @@ export const none: Layer.Layer<Sandbox> = Layer.succeed(
     config: SandboxDomain.resolve(undefined, false),
     availability: { _tag: "Disabled" },
     policy: undefined,
+    warnings: [],
     wrap: () => Effect.fail(new SandboxError({ reason: "the sandbox is turned off" })),
     explain: () => undefined
   })

@@ -141,6 +141,7 @@ export const make = (options: LiveOptions = {}) =>
         ...disabledService,
         config,
         policy,
+        warnings: policy.warnings,
         availability: { _tag: "Unavailable", reasons: started.left }
       })
     }
@@ -148,6 +149,7 @@ export const make = (options: LiveOptions = {}) =>
     return Sandbox.of({
       config,
       policy,
+      warnings: [...policy.warnings, ...manager.checkDependencies().warnings],
       availability: { _tag: "Ready" },
       wrap: (command, wrap) =>
         Effect.acquireRelease(
@@ -179,6 +181,7 @@ export const make = (options: LiveOptions = {}) =>
 const disabledService = {
   availability: { _tag: "Disabled" } as SandboxDomain.Availability,
   policy: undefined as SandboxDomain.Policy | undefined,
+  warnings: [] as ReadonlyArray<string>,
   wrap: () => Effect.fail(new SandboxError({ reason: "the sandbox is not running" })),
   explain: () => undefined
 }
