@@ -29,7 +29,8 @@ export const makeProject = (prefix: string) => {
 
 export type Project = ReturnType<typeof makeProject>
 
-const make = <F extends Schema.Struct.Fields>(
+/** A tool with the given input fields and declarations whose call does nothing: the policy only reads its flags. */
+export const fakeTool = <F extends Schema.Struct.Fields>(
   name: string,
   fields: F,
   extra: Partial<Tool.Definition<Schema.Struct.Type<F>, string>> = {}
@@ -48,12 +49,12 @@ const make = <F extends Schema.Struct.Fields>(
 /** Tools declared as the built-in ones are (name, category, read-only). */
 export const tools = {
   // The real Bash tool asks the analyzer; the policy combines `isReadOnly` with its own analysis the same way.
-  Bash: make("Bash", { command: Schema.String }, { category: "shell", isReadOnly: () => true }),
-  Read: make("Read", { file_path: Schema.String }, { category: "file", isReadOnly: () => true }),
-  Edit: make("Edit", { file_path: Schema.String }, { category: "file" }),
-  Write: make("Write", { file_path: Schema.String }, { category: "file" }),
-  WebFetch: make("WebFetch", { url: Schema.String }, { category: "network", isReadOnly: () => true }),
-  McpIssue: make("mcp__github__create_issue", { title: Schema.String }, { category: "mcp" })
+  Bash: fakeTool("Bash", { command: Schema.String }, { category: "shell", isReadOnly: () => true }),
+  Read: fakeTool("Read", { file_path: Schema.String }, { category: "file", isReadOnly: () => true }),
+  Edit: fakeTool("Edit", { file_path: Schema.String }, { category: "file" }),
+  Write: fakeTool("Write", { file_path: Schema.String }, { category: "file" }),
+  WebFetch: fakeTool("WebFetch", { url: Schema.String }, { category: "network", isReadOnly: () => true }),
+  McpIssue: fakeTool("mcp__github__create_issue", { title: Schema.String }, { category: "mcp" })
 } as const
 
 export type ToolName = keyof typeof tools
