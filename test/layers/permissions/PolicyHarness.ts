@@ -7,13 +7,11 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { NodeFileSystem } from "@effect/platform-node"
-import { Effect, Either, Layer, Schema } from "effect"
-import type { PermissionBehavior, PermissionMode } from "../../../src/domain/Permission.js"
-import * as PermissionRule from "../../../src/domain/PermissionRule.js"
+import { Effect, Layer, Schema } from "effect"
+import type { PermissionMode } from "../../../src/domain/Permission.js"
 import * as Tool from "../../../src/domain/Tool.js"
-import * as RulePermissionPolicy from "../../../src/layers/permissions/RulePermissionPolicy.js"
 import * as TreeSitterShellAnalyzer from "../../../src/layers/shell/TreeSitterShellAnalyzer.js"
-import * as Settings from "../../../src/services/Settings.js"
+import { decideWith, policyRequest } from "../../fixtures/BashDecision.js"
 
 /** A project tree in a fresh temp directory; `remove` deletes it. */
 export const makeProject = (prefix: string) => {
@@ -73,31 +71,12 @@ export interface Case {
 export const base = Layer.mergeAll(TreeSitterShellAnalyzer.layer, NodeFileSystem.layer)
 
 /** Decides one case in the project. */
-export const decide = (project: Project, c: Case) => {
-  const source = `${project.proj}/.claude/settings.json`
-  const rules = (texts: ReadonlyArray<string> | undefined, behavior: PermissionBehavior) =>
-    Either.getOrThrow(PermissionRule.parseAll(texts ?? [], { behavior, source, root: project.proj }))
-  const settings = Settings.layerStatic({
-    allow: rules(c.allow, "allow"),
-    ask: rules(c.ask, "ask"),
-    deny: rules(c.deny, "deny"),
-    defaultMode: c.mode ?? "default",
-    additionalDirectories: [],
-    home: project.home,
-    projectDir: project.proj
-  })
-  const context = {
-    toolUseId: "toolu_1",
-    cwd: project.proj,
-    permissionMode: c.mode ?? ("default" as const),
-    progress: () => Effect.void,
-    interrupted: Effect.never,
-    state: Effect.runSync(Tool.makeSessionState)
-  }
-  return Effect.flatMap(RulePermissionPolicy.make, (policy) =>
-    policy.decide({ tool: tools[c.tool], input: c.input, toolUseId: "toolu_1", context })
-  ).pipe(Effect.provide(settings))
-}
+export const decide = (project: Project, c: Case) =>
+  decideWith(
+    { project: project.proj, home: project.home },
+    c,
+    policyRequest(tools[c.tool], c.input, project.proj, c.mode ?? "default")
+  )
 
 /** Quotes a string for bash as one word. */
 export const shellQuote = (text: string): string => `'${text.replaceAll("'", "'\\''")}'`
