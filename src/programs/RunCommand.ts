@@ -18,6 +18,7 @@ import {
   type RetryPolicy,
   type UserContent
 } from "../services/LanguageModel.js"
+import { Settings } from "../services/Settings.js"
 import * as ExitCode from "./ExitCode.js"
 import { type EngineOptions, engineLayer, engineOptions } from "./Runtime.js"
 import * as Signals from "./Signals.js"
@@ -118,20 +119,23 @@ export const printer =
     }
   }
 
-/** The model: `--model`, else `ANTHROPIC_MODEL`, else the default. */
-export const modelOf = (flag: Option.Option<string>): string =>
+/** The model: `--model`, else `ANTHROPIC_MODEL`, else the settings' `model`, else the default (Claude Code's order). */
+export const modelOf = (flag: Option.Option<string>, fromSettings?: string): string =>
   Option.getOrElse(flag, () => {
     const env = process.env.ANTHROPIC_MODEL?.trim()
-    return env !== undefined && env !== "" ? env : defaultModel
+    if (env !== undefined && env !== "") return env
+    const configured = fromSettings?.trim()
+    return configured !== undefined && configured !== "" ? configured : defaultModel
   })
 
 /** Runs `armature run` and prints its output; a failed result sets exit status 1. */
 export const runAgent = (args: RunArgs) =>
   Effect.gen(function* () {
     const interrupts = yield* sigints
+    const settings = yield* Settings
     const result = yield* AgentLoop.run({
       prompt: args.prompt,
-      model: modelOf(args.model),
+      model: modelOf(args.model, settings.settings.model),
       maxTurns: args.maxTurns,
       maxTokens: args.maxTokens,
       appendSystemPrompt: Option.getOrUndefined(args.appendSystemPrompt),
@@ -189,7 +193,7 @@ const prompt = Args.text({ name: "PROMPT" }).pipe(
 
 const runOptions = {
   model: Options.text("model").pipe(
-    Options.withDescription(`The model (default: ANTHROPIC_MODEL, else ${defaultModel})`),
+    Options.withDescription(`The model (default: ANTHROPIC_MODEL, else the settings' model, else ${defaultModel})`),
     Options.optional
   ),
   maxTurns: Options.integer("max-turns").pipe(

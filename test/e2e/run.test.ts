@@ -338,3 +338,40 @@ describe("armature run", () => {
     180_000
   )
 })
+
+describe("armature run: the model", () => {
+  it.scopedLive(
+    "--model beats ANTHROPIC_MODEL, which beats the settings' model, which beats the default",
+    () =>
+      Effect.gen(function* () {
+        const { dir, env } = sandbox()
+        Fs.mkdirSync(Path.join(dir, ".claude"))
+        Fs.writeFileSync(Path.join(dir, ".claude", "settings.json"), JSON.stringify({ model: "claude-settings-1" }))
+        const bare = sandbox()
+        const cases: ReadonlyArray<readonly [ReadonlyArray<string>, Record<string, string>, string, string]> = [
+          [[], {}, "claude-settings-1", dir],
+          [[], { ANTHROPIC_MODEL: "claude-env-1" }, "claude-env-1", dir],
+          [["--model", "claude-flag-1"], { ANTHROPIC_MODEL: "claude-env-1" }, "claude-flag-1", dir],
+          [[], {}, "claude-sonnet-5-5", bare.dir]
+        ]
+        const seen = yield* Effect.forEach(
+          cases,
+          ([flags, extra, , cwd]) =>
+            Effect.gen(function* () {
+              const server = yield* MessagesServer.make([MessagesServer.message([{ type: "text", text: "ok" }])])
+              const out = yield* armature(["hi", "--output", "json", "--cwd", cwd, ...flags], {
+                ...(cwd === dir ? env : bare.env),
+                ANTHROPIC_API_KEY: "dummy",
+                ANTHROPIC_BASE_URL: server.url,
+                ...extra
+              })
+              expect(out.code, out.stderr).toBe(0)
+              return server.requests[0].body.model
+            }),
+          { concurrency: 2 }
+        )
+        expect(seen).toEqual(cases.map(([, , model]) => model))
+      }),
+    240_000
+  )
+})
