@@ -375,3 +375,45 @@ describe("armature run: the model", () => {
     240_000
   )
 })
+
+describe("armature run: Claude Code's multi-value rule flags", () => {
+  it.scopedLive(
+    "--allowedTools A B and --disallowedTools A B take several rules; the prompt after them is not eaten",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* MessagesServer.make([
+          MessagesServer.message([{ type: "tool_use", id: "toolu_1", name: "Bash", input: { command: "echo hi" } }]),
+          MessagesServer.message([{ type: "text", text: "Said hi." }])
+        ])
+        const { dir, env } = sandbox()
+        const out = yield* armature(
+          [
+            "--allowedTools",
+            "Read",
+            "Bash(echo:*)",
+            "say hi with echo",
+            "--disallowedTools",
+            "Glob",
+            "Sleep",
+            "--output",
+            "stream-json",
+            "--cwd",
+            dir
+          ],
+          { ...env, ANTHROPIC_API_KEY: "dummy", ANTHROPIC_BASE_URL: server.url }
+        )
+        expect(out.code, out.stderr).toBe(0)
+        expect(server.requests[0].body.messages[0].content).toEqual([{ type: "text", text: "say hi with echo" }])
+        // both denied tools are gone from the pool; the allowed echo ran without an ask (no terminal here)
+        const names = (server.requests[0].body.tools ?? []).map((t) => t.name)
+        expect(names).toContain("Bash")
+        expect(names).not.toContain("Glob")
+        expect(names).not.toContain("Sleep")
+        const users = lines(out.stdout).filter((e) => e.type === "user")
+        expect(users.map((u) => (u.message as { content: unknown }).content)).toEqual([
+          [{ type: "tool_result", tool_use_id: "toolu_1", content: "hi" }]
+        ])
+      }),
+    180_000
+  )
+})
