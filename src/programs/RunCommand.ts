@@ -20,7 +20,7 @@ import {
 } from "../services/LanguageModel.js"
 import { Settings } from "../services/Settings.js"
 import * as ExitCode from "./ExitCode.js"
-import { type EngineOptions, engineLayer, engineOptions } from "./Runtime.js"
+import { type EngineOptions, engineLayer, engineOptions, type ResultOptions, resultOptions } from "./Runtime.js"
 import * as Signals from "./Signals.js"
 
 /** The output formats of `run`. */
@@ -43,8 +43,12 @@ export interface RunArgs extends EngineOptions {
  * tools, executor) for a session with a given id, plus the transcript and the Anthropic model from the environment.
  * The terminal approver is used on a TTY, the headless one otherwise.
  */
-export const runLayer = (options: EngineOptions, sessionId: string | undefined, retry?: RetryPolicy) =>
-  engineLayer(options, { sessionId, model: "anthropic", transcript: true, modelRetry: retry })
+export const runLayer = (
+  options: EngineOptions,
+  sessionId: string | undefined,
+  retry?: RetryPolicy,
+  results?: ResultOptions
+) => engineLayer(options, { sessionId, model: "anthropic", transcript: true, modelRetry: retry, results })
 
 /**
  * Ctrl-C as a stream (see `Signals.listen`): the first two signals are emitted (interrupt, then abort) and a third
@@ -231,13 +235,15 @@ const retryOf = (maxRetries: Option.Option<number>): RetryPolicy | undefined =>
   })
 
 /** `armature run`. */
-export const command = Command.make("run", { prompt, ...runOptions, ...engineOptions }, (args) =>
+export const command = Command.make("run", { prompt, ...runOptions, ...resultOptions, ...engineOptions }, (args) =>
   Effect.gen(function* () {
     const text = yield* readPrompt(args.prompt)
     const runArgs: RunArgs = { ...(args as Omit<RunArgs, "prompt">), prompt: text }
     yield* checkResume(runArgs)
     yield* runAgent(runArgs).pipe(
-      Effect.provide(runLayer(args as EngineOptions, Option.getOrUndefined(args.resume), retryOf(args.maxRetries)))
+      Effect.provide(
+        runLayer(args as EngineOptions, Option.getOrUndefined(args.resume), retryOf(args.maxRetries), args)
+      )
     )
   }).pipe(ExitCode.onInvalidInput)
 ).pipe(

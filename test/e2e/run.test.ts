@@ -417,3 +417,40 @@ describe("armature run: Claude Code's multi-value rule flags", () => {
     180_000
   )
 })
+
+describe("armature run: --result-strategy", () => {
+  it.scopedLive(
+    "head-tail: the model gets the first and last 40 % of a large result around a summary",
+    () =>
+      Effect.gen(function* () {
+        const { dir, env } = sandbox()
+        const text = Array.from({ length: 3000 }, (_, i) => `entry ${i + 1}: cache miss for key alpha`).join("\n")
+        Fs.writeFileSync(Path.join(dir, "big.log"), `${text}\n`)
+        const server = yield* MessagesServer.make([
+          MessagesServer.message([
+            {
+              type: "tool_use",
+              id: "toolu_1",
+              name: "Grep",
+              input: { pattern: "^entry", path: dir, output_mode: "content", head_limit: 0 }
+            }
+          ]),
+          MessagesServer.message([{ type: "text", text: "Many misses." }])
+        ])
+        const out = yield* armature(["count the misses", "--result-strategy", "head-tail", "--cwd", dir], {
+          ...env,
+          ANTHROPIC_API_KEY: "dummy",
+          ANTHROPIC_BASE_URL: server.url
+        })
+        expect(out.code, out.stderr).toBe(0)
+        const sent = server.requests[1].body.messages[2].content as ReadonlyArray<{ content: string }>
+        const shown = sent[0].content
+        expect(shown.startsWith("big.log:1:entry 1: cache miss")).toBe(true)
+        expect(shown.trimEnd().endsWith("big.log:3000:entry 3000: cache miss for key alpha")).toBe(true)
+        expect(shown).toMatch(
+          / omitted; summary follows\] \.\.\.\n[\d,]+ lines, [\d,]+ characters\. Most frequent terms: /
+        )
+      }),
+    180_000
+  )
+})
