@@ -22,6 +22,7 @@ import { Settings } from "../services/Settings.js"
 import * as ExitCode from "./ExitCode.js"
 import { type EngineOptions, engineLayer, engineOptions, type ResultOptions, resultOptions } from "./Runtime.js"
 import * as Signals from "./Signals.js"
+import * as ToolLoading from "./ToolLoading.js"
 
 /** The output formats of `run`. */
 export type OutputFormat = "text" | "json" | "stream-json"
@@ -36,6 +37,7 @@ export interface RunArgs extends EngineOptions {
   readonly appendSystemPrompt: Option.Option<string>
   readonly output: OutputFormat
   readonly resume: Option.Option<string>
+  readonly toolLoading: ToolLoading.ToolLoading
 }
 
 /**
@@ -137,6 +139,7 @@ export const runAgent = (args: RunArgs) =>
   Effect.gen(function* () {
     const interrupts = yield* sigints
     const settings = yield* Settings
+    yield* ToolLoading.preload(args.toolLoading, args.prompt)
     const result = yield* AgentLoop.run({
       prompt: args.prompt,
       model: modelOf(args.model, settings.settings.model),
@@ -222,6 +225,7 @@ const runOptions = {
     Options.withDescription("text, json (the result object) or stream-json (JSON Lines: init, messages, result)"),
     Options.withDefault("text" as const)
   ),
+  toolLoading: ToolLoading.option,
   resume: Options.text("resume").pipe(
     Options.withDescription("Continue the session with this id (its transcript is reloaded)"),
     Options.optional

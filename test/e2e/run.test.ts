@@ -454,3 +454,81 @@ describe("armature run: --result-strategy", () => {
     180_000
   )
 })
+
+describe("armature run: --tool-loading", () => {
+  const toolsSent = (request: MessagesServer.RecordedRequest) => (request.body.tools ?? []).map((t) => String(t.name))
+  const listsDeferred = (request: MessagesServer.RecordedRequest) =>
+    JSON.stringify(request.body.system).includes("<available-deferred-tools>\\nWebFetch\\n</available-deferred-tools>")
+
+  it.scopedLive(
+    "all, deferred and keyword decide whether WebFetch (a deferred tool) is in the first request",
+    () =>
+      Effect.gen(function* () {
+        const about = "fetch the page at http://example.test/docs and summarise it"
+        const cases = [
+          ["all", "Rename the variable foo to bar", true],
+          ["deferred", about, false],
+          ["keyword", about, true],
+          ["keyword", "Rename the variable foo to bar", false]
+        ] as const
+        const seen = yield* Effect.forEach(
+          cases,
+          ([loading, prompt]) =>
+            Effect.gen(function* () {
+              const server = yield* MessagesServer.make([MessagesServer.message([{ type: "text", text: "ok" }])])
+              const { dir, env } = sandbox()
+              const out = yield* armature(
+                [prompt, "--tool-loading", loading, "--output", "stream-json", "--cwd", dir],
+                {
+                  ...env,
+                  ANTHROPIC_API_KEY: "dummy",
+                  ANTHROPIC_BASE_URL: server.url
+                }
+              )
+              expect(out.code, out.stderr).toBe(0)
+              const init = lines(out.stdout)[0] as { tools: Array<string>; deferred_tools: Array<string> }
+              const request = server.requests[0]
+              const loaded = toolsSent(request).includes("WebFetch")
+              // the init event, the tools array and the system prompt's listing agree
+              expect(init.tools.includes("WebFetch")).toBe(loaded)
+              expect(init.deferred_tools.includes("WebFetch")).toBe(!loaded)
+              expect(listsDeferred(request)).toBe(!loaded)
+              expect(toolsSent(request)).toEqual(expect.arrayContaining(["Bash", "Read", "ToolSearch"]))
+              return loaded
+            }),
+          { concurrency: 2 }
+        )
+        expect(seen).toEqual(cases.map(([, , loaded]) => loaded))
+      }),
+    300_000
+  )
+
+  it.scopedLive(
+    "recent: a tool used in an earlier session in this project is sent from the first request",
+    () =>
+      Effect.gen(function* () {
+        const { dir, env } = sandbox()
+        const first = yield* MessagesServer.make([
+          MessagesServer.message([
+            { type: "tool_use", id: "toolu_1", name: "ToolSearch", input: { query: "select:WebFetch" } }
+          ]),
+          MessagesServer.message([
+            { type: "tool_use", id: "toolu_2", name: "WebFetch", input: { url: "http://127.0.0.1:9/docs" } }
+          ]),
+          MessagesServer.message([{ type: "text", text: "Could not fetch it." }])
+        ])
+        const args = ["read the docs", "--tool-loading", "recent", "--output", "json", "--cwd", dir]
+        const one = yield* armature(args, { ...env, ANTHROPIC_API_KEY: "dummy", ANTHROPIC_BASE_URL: first.url })
+        expect(one.code, one.stderr).toBe(0)
+        // nothing used here before: deferred until ToolSearch loaded it
+        expect(toolsSent(first.requests[0])).not.toContain("WebFetch")
+        expect(toolsSent(first.requests[1])).toContain("WebFetch")
+        const second = yield* MessagesServer.make([MessagesServer.message([{ type: "text", text: "ok" }])])
+        const two = yield* armature(args, { ...env, ANTHROPIC_API_KEY: "dummy", ANTHROPIC_BASE_URL: second.url })
+        expect(two.code, two.stderr).toBe(0)
+        expect(toolsSent(second.requests[0])).toContain("WebFetch")
+        expect(listsDeferred(second.requests[0])).toBe(false)
+      }),
+    300_000
+  )
+})
