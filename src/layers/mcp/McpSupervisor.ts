@@ -8,7 +8,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { type Tool as McpTool, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import {
-  Data,
+  Chunk,
   Deferred,
   Duration,
   Effect,
@@ -48,7 +48,7 @@ export const defaultReconnectSchedule: Schedule.Schedule<unknown, unknown> = Sch
 )
 
 /** A connection attempt failed. */
-class ConnectFailed extends Data.TaggedError("ConnectFailed")<{ readonly reason: string }> {}
+class ConnectFailed extends Schema.TaggedError<ConnectFailed>()("ConnectFailed", { reason: Schema.String }) {}
 
 interface Connection {
   readonly client: Client
@@ -72,6 +72,28 @@ export interface Supervisor {
 const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
 export { inputSchemaOf, toContent } from "./McpToolShape.js"
+
+/**
+ * Every tool of a server, following `nextCursor` page after page with `Stream.paginateEffect`. A server that hands
+ * back a cursor it already gave would page forever, so that fails.
+ */
+export const listTools = (client: Client): Effect.Effect<ReadonlyArray<McpTool>, string> =>
+  Stream.paginateEffect({ cursor: Option.none<string>(), seen: new Set<string>() }, ({ cursor, seen }) =>
+    Effect.tryPromise({
+      try: () => client.listTools(Option.isSome(cursor) ? { cursor: cursor.value } : undefined),
+      catch: (e) => `tools/list failed: ${errorText(e)}`
+    }).pipe(
+      Effect.flatMap((page) => {
+        const next = page.nextCursor
+        if (next === undefined) return Effect.succeed([page.tools, Option.none()] as const)
+        if (seen.has(next)) return Effect.fail(`tools/list returned the cursor ${JSON.stringify(next)} twice`)
+        return Effect.succeed([
+          page.tools,
+          Option.some({ cursor: Option.some(next), seen: new Set([...seen, next]) })
+        ] as const)
+      })
+    )
+  ).pipe(Stream.flattenIterables, Stream.runCollect, Effect.map(Chunk.toReadonlyArray))
 
 // ---------------------------------------------------------------------------------------------------------------
 // The supervisor.
@@ -250,19 +272,7 @@ export const start = (
     }
 
     const listAll = (client: Client) =>
-      Effect.tryPromise({
-        try: async () => {
-          const tools: Array<McpTool> = []
-          let cursor: string | undefined
-          do {
-            const page = await client.listTools(cursor === undefined ? undefined : { cursor })
-            tools.push(...page.tools)
-            cursor = page.nextCursor
-          } while (cursor !== undefined)
-          return tools
-        },
-        catch: (e) => new ConnectFailed({ reason: `tools/list failed: ${errorText(e)}` })
-      })
+      listTools(client).pipe(Effect.mapError((reason) => new ConnectFailed({ reason })))
 
     /** Makes the registry hold exactly the server's current tools, replacing the ones whose definition changed. */
     const sync = (client: Client) =>
