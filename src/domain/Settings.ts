@@ -28,7 +28,9 @@ export const SettingsFile = Schema.Struct(
   {
     permissions: Schema.optional(PermissionsSection),
     hooks: Schema.optional(HooksConfig),
-    sandbox: Schema.optional(SandboxSection)
+    sandbox: Schema.optional(SandboxSection),
+    /** The model of `armature run` when neither `--model` nor `ANTHROPIC_MODEL` names one (as in Claude Code). */
+    model: Schema.optional(Schema.String)
   },
   Schema.Record({ key: Schema.String, value: Schema.Unknown })
 )
