@@ -10,6 +10,7 @@ const slow = [
   "test/layers/files/FileAccess.test.ts",
   "test/layers/process/Descendants.test.ts",
   "test/layers/sandbox/SandboxBash.test.ts",
+  "test/layers/sandbox/SandboxMcp.test.ts",
   "test/domain/shell/ReadOnlyProperties.test.ts"
 ]
 

@@ -8,7 +8,7 @@
 import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { Effect, Either, Layer, Ref, type Scope } from "effect"
+import { Config, Effect, Either, Layer, Ref, type Scope } from "effect"
 import * as SandboxDomain from "../../domain/Sandbox.js"
 import { Sandbox, SandboxError } from "../../services/Sandbox.js"
 import { Session } from "../../services/Session.js"
@@ -117,6 +117,15 @@ const start = (config: RuntimeConfig, cwd: string): Effect.Effect<Runtime, Reado
     return runtime
   })
 
+/**
+ * The temporary directory the runtime hands sandboxed commands as `TMPDIR` (writable inside the sandbox): its own
+ * default, or `CLAUDE_CODE_TMPDIR` as the runtime reads it. It must exist, or `mktemp` and friends fail inside.
+ */
+const sandboxTmpDir = Config.string("CLAUDE_CODE_TMPDIR").pipe(
+  Config.orElse(() => Config.string("CLAUDE_TMPDIR")),
+  Config.withDefault("/tmp/claude")
+)
+
 /** Builds the service from the settings (and the `--sandbox`/`--no-sandbox` override). */
 export const make = (options: LiveOptions = {}) =>
   Effect.gen(function* () {
@@ -128,6 +137,8 @@ export const make = (options: LiveOptions = {}) =>
     // The state directory is made read-only inside the sandbox; it must exist as a directory first, or the runtime
     // would put an empty file in its place while a command runs.
     yield* Effect.sync(() => Fs.mkdirSync(session.stateDir, { recursive: true })).pipe(Effect.ignore)
+    const tmp = yield* sandboxTmpDir.pipe(Effect.orElseSucceed(() => "/tmp/claude"))
+    yield* Effect.sync(() => Fs.mkdirSync(tmp, { recursive: true })).pipe(Effect.ignore)
     const policy = SandboxPolicy.derive({
       permissions: settings.permissions,
       section: config.section,

@@ -100,7 +100,7 @@ describe("Bash in the OS sandbox", () => {
     return Effect.gen(function* () {
       const sandbox = yield* Sandbox
       expect(sandbox.availability).toEqual({ _tag: "Ready" })
-      const inside = yield* runOne({ command: "echo data > inside.txt && cat inside.txt" })
+      const inside = yield* runOne({ command: "echo data > inside.txt && cat inside.txt && rm $(mktemp)" })
       expect(inside).toEqual({ text: "data", isError: false })
       expect(Fs.readFileSync(Path.join(project, "inside.txt"), "utf8")).toBe("data\n")
       const refused = yield* runOne({ command: `echo data > ${outside}` })
