@@ -198,6 +198,19 @@ describe("Bash in the OS sandbox", () => {
     }).pipe(Effect.provide(layer))
   })
 
+  it.live("output streams as without the sandbox: a large output is saved whole and previewed", () => {
+    const { layer } = engine({ allow: ["Bash"] })
+    return Effect.gen(function* () {
+      const result = yield* runOne({ command: "seq 1 100000" })
+      expect(result.isError).toBe(false)
+      expect(result.text).toContain("<persisted-output>")
+      const saved = /Full output saved to: (\S+)/.exec(result.text)![1]
+      const lines = Fs.readFileSync(saved, "utf8").trimEnd().split("\n")
+      expect(lines.length).toBe(100_000)
+      expect(lines.at(-1)).toBe("100000")
+    }).pipe(Effect.provide(layer))
+  })
+
   it.live("background shells run in the sandbox too", () => {
     const { layer, project } = engine({ allow: ["Bash", "BashOutput"] })
     const outside = Path.join(tempDir("armature-sandbox-bg-"), "outside.txt")
