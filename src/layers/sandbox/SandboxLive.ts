@@ -197,5 +197,44 @@ const disabledService = {
   explain: () => undefined
 }
 
+/**
+ * The sandbox as far as decisions need it, without starting it: the settings, the policy, and availability from the
+ * runtime's dependency check alone (no proxies, no test command); `wrap` fails. For `armature permissions check`,
+ * which runs nothing.
+ */
+export const makeStatic = (options: LiveOptions = {}) =>
+  Effect.gen(function* () {
+    const settings = yield* Settings
+    const session = yield* Session
+    const config = SandboxDomain.resolve(settings.settings.sandbox, options.enabled)
+    if (!config.enabled) return Sandbox.of({ ...disabledService, config })
+    const cwd = (yield* Ref.get(session.context)).cwd
+    const policy = SandboxPolicy.derive({
+      permissions: settings.permissions,
+      section: config.section,
+      cwd,
+      home: settings.home,
+      protectedDirs: [Path.join(settings.projectDir, ".claude"), session.stateDir]
+    })
+    const reasons = yield* loadRuntime.pipe(
+      Effect.map((runtime) =>
+        runtime.SandboxManager.isSupportedPlatform()
+          ? runtime.SandboxManager.checkDependencies().errors
+          : [`the platform ${process.platform} is not supported`]
+      ),
+      Effect.merge
+    )
+    return Sandbox.of({
+      ...disabledService,
+      config,
+      policy,
+      warnings: policy.warnings,
+      availability: reasons.length === 0 ? { _tag: "Ready" } : { _tag: "Unavailable", reasons }
+    })
+  })
+
+/** `makeStatic` as a layer. Requires Settings and Session. */
+export const layerStatic = (options: LiveOptions = {}) => Layer.effect(Sandbox, makeStatic(options))
+
 /** The sandbox from the settings; `enabled` overrides `sandbox.enabled`. Requires Settings and Session. */
 export const layer = (options: LiveOptions = {}) => Layer.scoped(Sandbox, make(options))
