@@ -197,18 +197,16 @@ export const run = <E>(
 
     const discovered =
       options.discovered !== undefined ? Effect.succeed(options.discovered) : env.session.state.get(discoveredToolsKey)
-    const arrival = (call: ToolCall, known: ReadonlySet<string>) =>
-      Effect.map(env.registry.lookup(call.name), (tool) => ({
-        _tag: "Arrive" as const,
-        call,
-        tool: Option.getOrUndefined(tool),
-        discovered: known
-      }))
 
     if (input._tag === "Batch") {
-      // A whole batch arrives at once (it was checked as a whole before): no input fiber.
+      // A whole batch arrives at once (it was checked as a whole before): no input fiber, one lookup per name.
       const known = yield* discovered
-      const arrivals: Array<Message<Failure<E>>> = yield* Effect.forEach(input.calls, (call) => arrival(call, known))
+      const tools = new Map<string, Tool.Any | undefined>()
+      const arrivals: Array<Message<Failure<E>>> = []
+      for (const call of input.calls) {
+        if (!tools.has(call.name)) tools.set(call.name, Option.getOrUndefined(yield* env.registry.lookup(call.name)))
+        arrivals.push({ _tag: "Arrive", call, tool: tools.get(call.name), discovered: known })
+      }
       arrivals.push({ _tag: "InputEnded", failure: Option.none() })
       yield* Effect.forkScoped(owner(arrivals))
     } else {
@@ -216,7 +214,9 @@ export const run = <E>(
       const feed = Stream.runForEach(input.calls, (call) => {
         const invalid = check(call)
         if (invalid !== undefined) return Effect.fail(invalid)
-        return Effect.flatMap(discovered, (known) => Effect.flatMap(arrival(call, known), send))
+        return Effect.flatMap(Effect.zip(env.registry.lookup(call.name), discovered), ([tool, known]) =>
+          send({ _tag: "Arrive", call, tool: Option.getOrUndefined(tool), discovered: known })
+        )
       }).pipe(
         Effect.exit,
         Effect.flatMap((exit) =>
