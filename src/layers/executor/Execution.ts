@@ -176,10 +176,11 @@ export const run = <E>(
     }
 
     /** The owner: the only fiber that reads or writes the state. */
-    const owner = (initial: ReadonlyArray<Message<Failure<E>>>) =>
+    const owner = (initial: Array<Message<Failure<E>>>) =>
       Effect.gen(function* () {
         const failure = { cause: Option.none<Cause.Cause<Failure<E>>>() }
-        let messages: Iterable<Message<Failure<E>>> = initial
+        // the first messages are taken out of `initial` so that a long batch's arrivals are not held to the end
+        let messages: Iterable<Message<Failure<E>>> = initial.splice(0)
         while (true) {
           for (const message of messages) {
             if (!apply(message, failure)) {
