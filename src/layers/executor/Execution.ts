@@ -1,8 +1,9 @@
 /**
- * One execution: the fibers around the state's single owner. The input fiber checks and looks up each call and
- * sends it to the owner; the owner fiber takes messages from its inbox (arrivals, a call's return and exit,
- * interrupt, abort, discard, input end), applies the transitions of `ExecutionState`, and carries out the
- * commands they leave: context modifiers, starting calls, interrupting calls, emitting events. Calls run in a
+ * One execution: the fibers around the state's single owner. For a stream, the input fiber checks and looks up each
+ * call and sends it to the owner; a batch arrives at once. The owner fiber takes messages from its inbox (arrivals,
+ * a call's exit with its tool's result, interrupt, abort, discard, input end), applies the transitions of
+ * `ExecutionState`, and carries out the commands they leave: context modifiers, emitting events to the sink,
+ * starting calls, interrupting calls. Calls run in a
  * scoped FiberSet, each holding permits of one Semaphore (a safe call one, an unsafe call all of them under
  * partition scheduling): the semaphore holds the cap and the partition, the planner decides the order in which
  * permits are asked for. See docs/executor.md.

@@ -1,6 +1,6 @@
 /**
  * The state of one execution and its transitions. It has a single owner — the execution's loop fiber (see
- * `Execution.ts`) — which applies one transition per message (arrival, a call's return or exit, interrupt,
+ * `Execution.ts`) — which applies one transition per message (arrival, a call's exit, interrupt,
  * abort, input end) and then `settle`s: dependencies, admission by the pure planner, results in request order.
  * Transitions only change this record and list what the owner must do next (`Commands`): no effects run here.
  */
