@@ -161,6 +161,11 @@ export interface McpOptions {
   readonly reconnectWait?: Duration.DurationInput | undefined
   /** What happens to a stdio server's stderr. Default "ignore". */
   readonly stderr?: "ignore" | "inherit" | undefined
+  /**
+   * The model name servers' sampling requests run with (default: the LanguageModel's default model). Servers may
+   * ask for sampling only when `model` is set; see docs/mcp.md.
+   */
+  readonly samplingModel?: string | undefined
 }
 
 /** Layers that replace a part of the engine. */
@@ -321,18 +326,20 @@ const compose = <E>(options: Options<E>) => {
     resultStoreLayer(options.resultStore),
     overrides.resultCache ?? ResultCache.disabled
   )
+  // One model layer (layers are shared by reference), given to the MCP servers too when configured: their
+  // sampling requests run on it.
+  const model: Layer.Layer<LanguageModel, E | Layer.Layer.Error<ReturnType<typeof modelLayer<never>>>, Platform> =
+    modelLayer(options)
+  const mcp = options.model === undefined ? mcpLayer(options) : mcpLayer(options).pipe(Layer.provide(model))
   const tools = Layer.mergeAll(
     options.builtins === false ? Layer.empty : BuiltinTools.layer,
     mergeLayers((options.tools ?? []).map(registerTool)),
-    mcpLayer(options)
+    mcp
   )
   const executor =
     overrides.executor ??
     StreamingExecutor.layer(options.maxConcurrency === undefined ? {} : { maxConcurrency: options.maxConcurrency })
-  const agent = Layer.mergeAll(
-    modelLayer(options),
-    options.transcript === true ? TranscriptLive.layer : TranscriptLive.none
-  )
+  const agent = Layer.mergeAll(model, options.transcript === true ? TranscriptLive.layer : TranscriptLive.none)
   return Layer.mergeAll(executor, agent).pipe(
     Layer.provideMerge(tools),
     Layer.provideMerge(overrides.registry ?? ToolRegistryLive.layer),

@@ -45,9 +45,12 @@ export interface ElicitationRequest {
   readonly requestedSchema: Readonly<Record<string, unknown>>
 }
 
+/** A value of an elicitation form: a string, number or boolean, or the choices of a multi-select field. */
+export type ElicitationValue = string | number | boolean | ReadonlyArray<string>
+
 /** The user's answer: accept with the form's content, decline, or cancel (dismissed). */
 export type ElicitationAnswer =
-  | { readonly action: "accept"; readonly content: Readonly<Record<string, string | number | boolean>> }
+  | { readonly action: "accept"; readonly content: Readonly<Record<string, ElicitationValue>> }
   | { readonly action: "decline" }
   | { readonly action: "cancel" }
 
@@ -59,3 +62,31 @@ export class McpElicitor extends Context.Tag("armature/McpElicitor")<
   McpElicitor,
   { readonly elicit: (request: ElicitationRequest) => Effect.Effect<ElicitationAnswer> }
 >() {}
+
+/** Whether an MCP server may use the language model (`sampling/createMessage`): ask each time, always, or never. */
+export type SamplingPolicy = "ask" | "allow" | "deny"
+
+/** An MCP server's request to use the language model, as shown to whoever approves it. */
+export interface SamplingRequest {
+  /** The server's name in the configuration. */
+  readonly server: string
+  readonly systemPrompt: string | undefined
+  /** The conversation the server wants completed (text only). */
+  readonly messages: ReadonlyArray<{ readonly role: "user" | "assistant"; readonly text: string }>
+  readonly maxTokens: number
+}
+
+/** An unapproved server of the project's `.mcp.json`, as shown to whoever approves it. */
+export interface ProjectServerRequest {
+  /** The `.mcp.json` file. */
+  readonly file: string
+  readonly server: string
+  /** What it runs: the command line of a stdio server, the URL of an HTTP one. */
+  readonly summary: string
+}
+
+/**
+ * The answer about a project server, as Claude Code asks it: use it, use it and every other server of the
+ * project's file, or do not use it. Answers are remembered in `.claude/settings.local.json`.
+ */
+export type ProjectServerAnswer = "approve" | "approve-all" | "reject"

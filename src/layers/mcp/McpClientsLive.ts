@@ -85,6 +85,7 @@ export const resolveConfig = (sources: Sources) =>
       )
     )
     const configs: Array<McpConfig.McpConfig> = []
+    const fromProject = new Set<string>()
     if (exists) {
       const project = yield* readConfig(projectFile)
       const approval = yield* Either.match(McpConfig.approvalOf(settings.settings), {
@@ -98,9 +99,18 @@ export const resolveConfig = (sources: Sources) =>
         else process.stderr.write(`${line}\n`)
       }
       configs.push(approved)
+      for (const name of Object.keys(approved.mcpServers)) fromProject.add(name)
     }
-    for (const file of sources.mcpConfigFiles ?? []) configs.push(yield* readConfig(file))
-    return McpConfig.mergeConfigs(configs)
+    for (const file of sources.mcpConfigFiles ?? []) {
+      const config = yield* readConfig(file)
+      for (const name of Object.keys(config.mcpServers)) fromProject.delete(name)
+      configs.push(config)
+    }
+    const policies = yield* Either.match(McpConfig.samplingPoliciesOf(settings.settings), {
+      onLeft: (reason) => Effect.fail(new McpConfig.McpConfigError({ file: "settings (mcpSampling)", reason })),
+      onRight: Effect.succeed
+    })
+    return McpConfig.applySamplingPolicies(McpConfig.mergeConfigs(configs), policies, fromProject)
   })
 
 /** The client side for the project's approved servers plus those of `--mcp-config` files. Needs Settings. */
