@@ -186,11 +186,13 @@ export interface Overrides<E = never> {
 /**
  * An approver from a function, like the Agent SDK's `canUseTool`: answer `{ behavior: "allow" }` (optionally with
  * `updatedInput` and `updatedPermissions`) or `{ behavior: "deny", message }`, as an Effect or a Promise. A thrown
- * error or a rejected promise denies.
+ * error or a rejected promise denies. `mcp` optionally answers MCP servers' forms (`onElicitation`) and sampling
+ * requests (`onSampling`); see docs/mcp.md.
  */
 export const approveWith = (
-  canUseTool: CallbackApprover.CanUseTool
-): Layer.Layer<ApproverPort.Approver, never, Settings> => CallbackApprover.layer(canUseTool)
+  canUseTool: CallbackApprover.CanUseTool,
+  mcp: CallbackApprover.McpCallbacks = {}
+): Layer.Layer<ApproverPort.Approver, never, Settings> => CallbackApprover.layer(canUseTool, mcp)
 
 /** A model that refuses every request: the default when the options name none. */
 export const noModel: Layer.Layer<LanguageModel> = Layer.succeed(
