@@ -42,8 +42,12 @@ export interface RunArgs extends EngineOptions {
  * tools, executor) for a session with a given id, plus the transcript and the Anthropic model from the environment.
  * The terminal approver is used on a TTY, the headless one otherwise.
  */
-export const runLayer = (options: EngineOptions, sessionId: string | undefined, retry?: RetryPolicy) =>
-  engineLayer(options, { sessionId, model: "anthropic", transcript: true, modelRetry: retry })
+export const runLayer = (
+  options: EngineOptions,
+  sessionId: string | undefined,
+  retry?: RetryPolicy,
+  model?: string | undefined
+) => engineLayer(options, { sessionId, model: "anthropic", transcript: true, modelRetry: retry, samplingModel: model })
 
 /**
  * Ctrl-C as a stream (see `Signals.listen`): the first two signals are emitted (interrupt, then abort) and a third
@@ -233,7 +237,14 @@ export const command = Command.make("run", { prompt, ...runOptions, ...engineOpt
     const runArgs: RunArgs = { ...(args as Omit<RunArgs, "prompt">), prompt: text }
     yield* checkResume(runArgs)
     yield* runAgent(runArgs).pipe(
-      Effect.provide(runLayer(args as EngineOptions, Option.getOrUndefined(args.resume), retryOf(args.maxRetries)))
+      Effect.provide(
+        runLayer(
+          args as EngineOptions,
+          Option.getOrUndefined(args.resume),
+          retryOf(args.maxRetries),
+          modelOf(args.model)
+        )
+      )
     )
   }).pipe(ExitCode.onInvalidInput)
 ).pipe(
