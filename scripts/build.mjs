@@ -3,10 +3,12 @@
 // - the library: ESM .js, .d.ts and source maps of every module under src/ (tsc -p tsconfig.build.json);
 // - the CLI: src/programs/main.ts bundled by esbuild into dist/cli/ with its dependencies inlined and
 //   tree-shaken, so `armature` starts without resolving thousands of files. Code that only some commands need
-//   (the MCP SDK, the Anthropic SDK) sits behind dynamic imports and lands in chunks loaded on demand.
+//   (the MCP SDK, the Anthropic SDK) sits behind dynamic imports and lands in chunks loaded on demand;
+// - dist/cli/answers.json: what `--version` and `--help` print, for bin/armature.mjs to answer without the bundle.
 //
 // `node scripts/build.mjs` builds both (the `prepare` script: `npm ci`, `npm pack`); `node scripts/build.mjs cli`
-// only the CLI bundle (before `npm test`, in a second or two).
+// only the CLI bundle (before `npm test`, in a few seconds). ARMATURE_METAFILE=path also writes esbuild's metafile
+// of the CLI bundle there (to see what a start loads).
 import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
@@ -38,10 +40,23 @@ const platformNodeIndex = {
   }
 }
 
+// @effect/cli parses YAML and TOML files for `Options.fileParse`/`Args.fileParse`, which no armature command uses;
+// the two parsers are 150 kB that every start would compile. The CLI bundle gets a stand-in that says so instead.
+const unusedFileParsers = {
+  name: "unused-file-parsers",
+  setup(build) {
+    build.onResolve({ filter: /^(yaml|toml)$/ }, (args) => ({ path: args.path, namespace: "unused-file-parsers" }))
+    build.onLoad({ filter: /.*/, namespace: "unused-file-parsers" }, (args) => ({
+      contents: `export const parse = () => { throw new Error("the armature CLI does not parse ${args.path} files") }`,
+      loader: "js"
+    }))
+  }
+}
+
 const buildCli = async () => {
   const outdir = Path.join(root, "dist/cli")
   Fs.rmSync(outdir, { recursive: true, force: true })
-  await build({
+  const result = await build({
     entryPoints: { main: Path.join(root, "src/programs/main.ts") },
     outdir,
     bundle: true,
@@ -56,10 +71,51 @@ const buildCli = async () => {
     // Bundled CommonJS dependencies may call require() for Node's built-ins.
     banner: { js: 'import { createRequire as __armatureRequire } from "node:module";const require = __armatureRequire(import.meta.url);' },
     chunkNames: "chunks/[name]-[hash]",
-    plugins: [platformNodeIndex],
+    plugins: [platformNodeIndex, unusedFileParsers],
     sourcemap: "linked",
-    logLevel: "warning"
+    logLevel: "warning",
+    metafile: process.env.ARMATURE_METAFILE !== undefined
   })
+  if (result.metafile !== undefined) Fs.writeFileSync(process.env.ARMATURE_METAFILE, JSON.stringify(result.metafile))
+}
+
+// `armature --version` and the top-level help print the same text on every run, yet the full CLI takes half a second
+// to start. The build runs the bundle it just wrote once for each (plain, and as on a terminal, with colour) and
+// stores what it printed; bin/armature.mjs prints that for exactly these arguments without loading the bundle.
+// test/e2e/cli.test.ts checks that the stored answers equal what the full CLI prints.
+const quickAnswers = { version: ["--version"], help: ["--help"] }
+
+// Run before the bundle: stdout counts as a terminal (the text keeps its colour; the width does not matter).
+const asTerminal = 'data:text/javascript,Object.defineProperty(process.stdout,"isTTY",{value:true})'
+
+const printed = (args, colour) =>
+  new Promise((resolve, reject) => {
+    const main = Path.join(root, "dist/cli/main.js")
+    const child = spawn(process.execPath, [...(colour ? ["--import", asTerminal] : []), main, ...args], {
+      cwd: root,
+      env: { ...process.env, NO_COLOR: "" },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    const out = []
+    const err = []
+    child.stdout.on("data", (chunk) => out.push(chunk))
+    child.stderr.on("data", (chunk) => err.push(chunk))
+    child.on("error", reject)
+    child.on("close", (code) =>
+      code === 0 && err.length === 0
+        ? resolve(Buffer.concat(out).toString("utf8"))
+        : reject(new Error(`dist/cli/main.js ${args.join(" ")} exited ${code}: ${Buffer.concat(err).toString()}`))
+    )
+  })
+
+const renderQuickAnswers = async () => {
+  const entries = await Promise.all(
+    Object.entries(quickAnswers).map(async ([name, args]) => {
+      const [plain, colour] = await Promise.all([printed(args, false), printed(args, true)])
+      return [name, { plain, colour }]
+    })
+  )
+  Fs.writeFileSync(Path.join(root, "dist/cli/answers.json"), `${JSON.stringify(Object.fromEntries(entries))}\n`)
 }
 
 const buildLibrary = () =>
@@ -86,9 +142,10 @@ const copyGrammar = () => {
 }
 
 Fs.mkdirSync(Path.join(root, "dist"), { recursive: true })
+const cli = () => buildCli().then(renderQuickAnswers)
 if (only === "cli") {
-  await buildCli()
+  await cli()
 } else {
-  await Promise.all([buildCli(), buildLibrary()])
+  await Promise.all([cli(), buildLibrary()])
 }
 copyGrammar()

@@ -18,9 +18,11 @@ import {
   type RetryPolicy,
   type UserContent
 } from "../services/LanguageModel.js"
+import { Settings } from "../services/Settings.js"
 import * as ExitCode from "./ExitCode.js"
-import { type EngineOptions, engineLayer, engineOptions } from "./Runtime.js"
+import { type EngineOptions, engineLayer, engineOptions, type ResultOptions, resultOptions } from "./Runtime.js"
 import * as Signals from "./Signals.js"
+import * as ToolLoading from "./ToolLoading.js"
 
 /** The output formats of `run`. */
 export type OutputFormat = "text" | "json" | "stream-json"
@@ -35,6 +37,7 @@ export interface RunArgs extends EngineOptions {
   readonly appendSystemPrompt: Option.Option<string>
   readonly output: OutputFormat
   readonly resume: Option.Option<string>
+  readonly toolLoading: ToolLoading.ToolLoading
 }
 
 /**
@@ -46,8 +49,17 @@ export const runLayer = (
   options: EngineOptions,
   sessionId: string | undefined,
   retry?: RetryPolicy,
+  results?: ResultOptions,
   model?: string | undefined
-) => engineLayer(options, { sessionId, model: "anthropic", transcript: true, modelRetry: retry, samplingModel: model })
+) =>
+  engineLayer(options, {
+    sessionId,
+    model: "anthropic",
+    transcript: true,
+    modelRetry: retry,
+    results,
+    samplingModel: model
+  })
 
 /**
  * Ctrl-C as a stream (see `Signals.listen`): the first two signals are emitted (interrupt, then abort) and a third
@@ -122,20 +134,24 @@ export const printer =
     }
   }
 
-/** The model: `--model`, else `ANTHROPIC_MODEL`, else the default. */
-export const modelOf = (flag: Option.Option<string>): string =>
+/** The model: `--model`, else `ANTHROPIC_MODEL`, else the settings' `model`, else the default (Claude Code's order). */
+export const modelOf = (flag: Option.Option<string>, fromSettings?: string): string =>
   Option.getOrElse(flag, () => {
     const env = process.env.ANTHROPIC_MODEL?.trim()
-    return env !== undefined && env !== "" ? env : defaultModel
+    if (env !== undefined && env !== "") return env
+    const configured = fromSettings?.trim()
+    return configured !== undefined && configured !== "" ? configured : defaultModel
   })
 
 /** Runs `armature run` and prints its output; a failed result sets exit status 1. */
 export const runAgent = (args: RunArgs) =>
   Effect.gen(function* () {
     const interrupts = yield* sigints
+    const settings = yield* Settings
+    yield* ToolLoading.preload(args.toolLoading, args.prompt)
     const result = yield* AgentLoop.run({
       prompt: args.prompt,
-      model: modelOf(args.model),
+      model: modelOf(args.model, settings.settings.model),
       maxTurns: args.maxTurns,
       maxTokens: args.maxTokens,
       appendSystemPrompt: Option.getOrUndefined(args.appendSystemPrompt),
@@ -193,7 +209,7 @@ const prompt = Args.text({ name: "PROMPT" }).pipe(
 
 const runOptions = {
   model: Options.text("model").pipe(
-    Options.withDescription(`The model (default: ANTHROPIC_MODEL, else ${defaultModel})`),
+    Options.withDescription(`The model (default: ANTHROPIC_MODEL, else the settings' model, else ${defaultModel})`),
     Options.optional
   ),
   maxTurns: Options.integer("max-turns").pipe(
@@ -218,6 +234,7 @@ const runOptions = {
     Options.withDescription("text, json (the result object) or stream-json (JSON Lines: init, messages, result)"),
     Options.withDefault("text" as const)
   ),
+  toolLoading: ToolLoading.option,
   resume: Options.text("resume").pipe(
     Options.withDescription("Continue the session with this id (its transcript is reloaded)"),
     Options.optional
@@ -231,7 +248,7 @@ const retryOf = (maxRetries: Option.Option<number>): RetryPolicy | undefined =>
   })
 
 /** `armature run`. */
-export const command = Command.make("run", { prompt, ...runOptions, ...engineOptions }, (args) =>
+export const command = Command.make("run", { prompt, ...runOptions, ...resultOptions, ...engineOptions }, (args) =>
   Effect.gen(function* () {
     const text = yield* readPrompt(args.prompt)
     const runArgs: RunArgs = { ...(args as Omit<RunArgs, "prompt">), prompt: text }
@@ -242,6 +259,7 @@ export const command = Command.make("run", { prompt, ...runOptions, ...engineOpt
           args as EngineOptions,
           Option.getOrUndefined(args.resume),
           retryOf(args.maxRetries),
+          args,
           modelOf(args.model)
         )
       )

@@ -6,7 +6,6 @@ import { NodeContext } from "@effect/platform-node"
 import { Console, Effect, Layer, Option } from "effect"
 import * as Tool from "../domain/Tool.js"
 import * as ToolSearchQuery from "../domain/ToolSearchQuery.js"
-import * as McpClientsLive from "../layers/mcp/McpClientsLive.js"
 import * as SettingsLoader from "../layers/settings/SettingsLoader.js"
 import { ToolRegistry } from "../services/ToolRegistry.js"
 import { mcpReady, toolsLayer } from "./Runtime.js"
@@ -42,10 +41,17 @@ const withPool =
   <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     Effect.zipRight(mcpReady, effect).pipe(
       Effect.provide(
-        McpClientsLive.layerFromSources({
-          projectDir: options.cwd,
-          mcpConfigFiles: Option.toArray(options.mcpConfig)
-        }).pipe(
+        // The MCP SDK is loaded by the `tools` commands only, not by every start of the CLI.
+        Layer.unwrapEffect(
+          Effect.promise(() => import("../layers/mcp/McpClientsLive.js")).pipe(
+            Effect.map((McpClientsLive) =>
+              McpClientsLive.layerFromSources({
+                projectDir: options.cwd,
+                mcpConfigFiles: Option.toArray(options.mcpConfig)
+              })
+            )
+          )
+        ).pipe(
           Layer.provideMerge(toolsLayer(options.cwd)),
           Layer.provideMerge(
             SettingsLoader.layer({ projectDir: options.cwd, cwd: options.cwd, settingsFiles: options.settings })

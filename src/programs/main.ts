@@ -1,6 +1,7 @@
 /**
  * The entry point of the `armature` binary.
  */
+import * as V8 from "node:v8"
 import { ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Either } from "effect"
@@ -8,6 +9,12 @@ import * as Argv from "./Argv.js"
 import { run, table } from "./cli.js"
 import * as HelpText from "./HelpText.js"
 import { stderrLogger } from "./Runtime.js"
+
+// The bash grammar is WebAssembly whose hot lexer V8 would recompile with TurboFan in the background, and a short
+// command (`permissions check`, `exec`) then waits about a second at exit for that compilation. Liftoff's
+// baseline code parses a command line in microseconds, so the CLI keeps WebAssembly on Liftoff alone. (Set before
+// any module is compiled: the grammar loads when the first shell analyzer is built, long after this line.)
+V8.setFlagsFromString("--liftoff-only")
 
 const usageHint = (command: string) => `Run \`${command} --help\` for usage.`
 

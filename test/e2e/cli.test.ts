@@ -5,6 +5,7 @@ import * as Path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 
 const bin = Path.resolve(__dirname, "../../bin/armature.mjs")
+const bundle = Path.resolve(__dirname, "../../dist/cli/main.js")
 const dir = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-e2e-cli-")))
 const batch = Path.join(dir, "batch.jsonl")
 Fs.writeFileSync(batch, `${JSON.stringify({ type: "tool_use", id: "a", name: "Sleep", input: { duration_ms: 1 } })}\n`)
@@ -29,8 +30,8 @@ const settle = (file: string, args: ReadonlyArray<string>, extraEnv: Record<stri
 const armature = (...args: ReadonlyArray<string>) => settle(process.execPath, [bin, ...args])
 
 /** `armature …` on a pseudo-terminal (util-linux `script`), so stdout is a TTY. */
-const onTerminal = (args: ReadonlyArray<string>, extraEnv: Record<string, string> = {}) =>
-  settle("script", ["-qec", [process.execPath, bin, ...args].map((a) => `'${a}'`).join(" "), "/dev/null"], extraEnv)
+const onTerminal = (args: ReadonlyArray<string>, extraEnv: Record<string, string> = {}, entry = bin) =>
+  settle("script", ["-qec", [process.execPath, entry, ...args].map((a) => `'${a}'`).join(" "), "/dev/null"], extraEnv)
 
 describe("armature command line", () => {
   it("names each flag error and exits 2; accepts Claude Code's spellings", { timeout: 400_000 }, async () => {
@@ -92,5 +93,29 @@ describe("armature command line", () => {
     expect(plain.code).toBe(0)
     expect(plain.stdout).toContain("COMMANDS")
     expect(plain.stdout).not.toContain("\x1b[")
+  })
+
+  it("--version and --help print, without loading the CLI, exactly what the full CLI prints", {
+    timeout: 400_000
+  }, async () => {
+    // bin/armature.mjs answers these from dist/cli/answers.json; dist/cli/main.js is the full CLI.
+    expect(Fs.existsSync(Path.join(Path.dirname(bundle), "answers.json"))).toBe(true)
+    const argvs = [["--version"], ["-v"], ["--help"], ["-h"], []]
+    const piped = await Promise.all(
+      argvs.map((args) => Promise.all([armature(...args), settle(process.execPath, [bundle, ...args])]))
+    )
+    for (const [quick, full] of piped) {
+      expect(quick).toEqual(full)
+      expect(full.code).toBe(0)
+    }
+    const terminal = await Promise.all([
+      onTerminal(["--help"]),
+      onTerminal(["--help"], {}, bundle),
+      onTerminal(["--version"]),
+      onTerminal(["--version"], {}, bundle)
+    ])
+    expect(terminal[0]).toEqual(terminal[1])
+    expect(terminal[0].stdout).toContain("\x1b[")
+    expect(terminal[2]).toEqual(terminal[3])
   })
 })

@@ -28,7 +28,13 @@ import * as McpConfig from "../../domain/McpConfig.js"
 import * as Tool from "../../domain/Tool.js"
 import { Approver } from "../../services/Approver.js"
 import { defaultModel, LanguageModel } from "../../services/LanguageModel.js"
-import { McpElicitor, pendingServersKey, type ServerState, type ServerStatus } from "../../services/McpClients.js"
+import {
+  McpElicitor,
+  type McpOptions,
+  pendingServersKey,
+  type ServerState,
+  type ServerStatus
+} from "../../services/McpClients.js"
 import { Session } from "../../services/Session.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
 import * as McpCall from "./McpCall.js"
@@ -36,21 +42,8 @@ import * as McpClientHandlers from "./McpClientHandlers.js"
 import * as McpSampling from "./McpSampling.js"
 import { inputSchemaOf, textOf, toContent } from "./McpToolShape.js"
 
-/** Tunables of the client side; the defaults suit interactive use, tests shorten them. */
-export interface Options {
-  /** How long one connection attempt (spawn + initialize) may take. Default 30 s. */
-  readonly connectTimeout?: Duration.DurationInput | undefined
-  /** A call with no response and no progress for this long fails. Default 10 minutes. */
-  readonly toolTimeout?: Duration.DurationInput | undefined
-  /** The backoff between connection attempts; it restarts after each successful connection. */
-  readonly reconnectSchedule?: Schedule.Schedule<unknown, unknown> | undefined
-  /** How long a call waits for a (re)connection before failing. Default 30 s. */
-  readonly reconnectWait?: Duration.DurationInput | undefined
-  /** What happens to a stdio server's stderr. Default "ignore". */
-  readonly stderr?: "ignore" | "inherit" | undefined
-  /** The model name sampling requests are run with. Default: LanguageModel's default model. */
-  readonly samplingModel?: string | undefined
-}
+/** Tunables of the client side (declared with the service, whose module needs no MCP SDK). */
+export type Options = McpOptions
 
 /** The default reconnection backoff: 200 ms doubling, capped at 30 s, forever. */
 export const defaultReconnectSchedule: Schedule.Schedule<unknown, unknown> = Schedule.exponential("200 millis").pipe(

@@ -3,7 +3,7 @@
  * assignments and wrappers, finds the constructs that are never auto-allowed, and classifies read-only commands.
  */
 import { createRequire } from "node:module"
-import { Effect, Layer, Schema } from "effect"
+import { Cache, Duration, Effect, Layer, Schema } from "effect"
 import { Language, type Node, Parser } from "web-tree-sitter"
 import * as ReadOnlyCommands from "../../domain/shell/ReadOnlyCommands.js"
 import { type PathStep, type ShellAnalysis, ShellAnalyzer, type SimpleCommand } from "../../services/ShellAnalyzer.js"
@@ -36,19 +36,24 @@ export const grammarPath = (): string => {
   }
 }
 
-let runtime: Promise<void> | undefined
-const languages = new Map<string, Promise<Language>>()
+/** The tree-sitter runtime, initialized on first use and then shared by every parser of the process. */
+const runtime = Effect.runSync(Effect.cached(Effect.tryPromise(() => Parser.init())))
 
-/** Loads the runtime and a grammar once per process; a failed load is retried on the next call. */
-const loadLanguage = (path: string): Promise<Language> => {
-  const cached = languages.get(path)
-  if (cached !== undefined) return cached
-  runtime ??= Parser.init()
-  const loading = runtime.then(() => Language.load(path))
-  languages.set(path, loading)
-  loading.catch(() => languages.delete(path))
-  return loading
-}
+/**
+ * The grammars loaded in this process, by path: each file is compiled once however many analyzers are built. A
+ * failed load is not kept, so the next analyzer tries again.
+ */
+const languages = Effect.runSync(
+  Cache.make({
+    capacity: 16,
+    lookup: (path: string) =>
+      Effect.zipRight(
+        runtime,
+        Effect.tryPromise(() => Language.load(path))
+      ),
+    timeToLive: Duration.infinity
+  })
+)
 
 // ---------------------------------------------------------------------------------------------------------------
 // The tree walk
@@ -252,11 +257,13 @@ const tooComplex: ShellAnalysis = {
 /** Builds the analyzer from a grammar file: loads it (once per process) and owns one parser while in scope. */
 export const makeWithGrammar = (path: string) =>
   Effect.gen(function* () {
-    const language = yield* Effect.tryPromise({
-      try: () => loadLanguage(path),
-      catch: (cause) =>
-        new ShellGrammarLoadError({ path, reason: cause instanceof Error ? cause.message : String(cause) })
-    })
+    const language = yield* languages.get(path).pipe(
+      Effect.tapError(() => languages.invalidate(path)),
+      Effect.mapError(
+        ({ error }) =>
+          new ShellGrammarLoadError({ path, reason: error instanceof Error ? error.message : String(error) })
+      )
+    )
     const parser = yield* Effect.acquireRelease(
       Effect.try({
         try: () => new Parser().setLanguage(language),

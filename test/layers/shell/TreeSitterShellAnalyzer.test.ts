@@ -1,5 +1,8 @@
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
 import { describe, expect, it, layer } from "@effect/vitest"
-import { Effect, FastCheck, Layer } from "effect"
+import { Context, Effect, FastCheck, Layer } from "effect"
 import * as TreeSitterShellAnalyzer from "../../../src/layers/shell/TreeSitterShellAnalyzer.js"
 import { ShellAnalyzer } from "../../../src/services/ShellAnalyzer.js"
 
@@ -404,6 +407,23 @@ describe("TreeSitterShellAnalyzer.layer", () => {
       expect(error._tag).toBe("ShellGrammarLoadError")
       expect(error.path).toBe(missing)
       expect(error.message.startsWith(`Cannot load the tree-sitter bash grammar from ${missing}: `)).toBe(true)
+    })
+  )
+
+  it.effect("a failed grammar load is not remembered: the next analyzer loads the file once it is there", () =>
+    Effect.gen(function* () {
+      const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-grammar-"))
+      const path = Path.join(dir, "tree-sitter-bash.wasm")
+      const build = Effect.scoped(
+        Effect.flatMap(Layer.build(TreeSitterShellAnalyzer.layerWithGrammar(path)), (context) =>
+          Effect.sync(() => Context.get(context, ShellAnalyzer).analyze("ls | wc -l").readOnly)
+        )
+      )
+      const first = yield* Effect.flip(build)
+      expect(first._tag).toBe("ShellGrammarLoadError")
+      Fs.copyFileSync(TreeSitterShellAnalyzer.grammarPath(), path)
+      expect(yield* build).toBe(true)
+      Fs.rmSync(dir, { recursive: true, force: true })
     })
   )
 
