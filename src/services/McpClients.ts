@@ -74,8 +74,8 @@ export type ElicitationAnswer =
   | { readonly action: "cancel" }
 
 /**
- * Who answers elicitation requests (a terminal form, or an embedding application's callback). Optional: without
- * it, as when headless, every request is declined.
+ * Who answers elicitation requests, ahead of the Approver. Optional: without it the Approver's `elicit` answers
+ * (the terminal form, or `approveWith`'s `onElicitation`), and without that every request is declined.
  */
 export class McpElicitor extends Context.Tag("armature/McpElicitor")<
   McpElicitor,

@@ -1,9 +1,14 @@
+import * as Os from "node:os"
+import { PassThrough } from "node:stream"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Layer, Stream } from "effect"
 import * as Armature from "../../../src/Armature.js"
+import * as TerminalApprover from "../../../src/layers/permissions/TerminalApprover.js"
+import * as TreeSitterShellAnalyzer from "../../../src/layers/shell/TreeSitterShellAnalyzer.js"
 import * as Approver from "../../../src/services/Approver.js"
 import { LanguageModel, type ModelRequest } from "../../../src/services/LanguageModel.js"
 import type { SamplingRequest } from "../../../src/services/McpClients.js"
+import * as Settings from "../../../src/services/Settings.js"
 import { ToolRegistry } from "../../../src/services/ToolRegistry.js"
 import * as ScriptedLanguageModel from "../../../src/testing/ScriptedLanguageModel.js"
 import {
@@ -222,4 +227,33 @@ describe("Armature.layer with a model and MCP servers", () => {
       )
     )
   )
+})
+
+describe("McpClientsLive sampling asked on the terminal", () => {
+  it.live("the terminal approver shows the request and y lets it run on the model", () => {
+    const input = new PassThrough()
+    const output = new PassThrough()
+    let shown = ""
+    output.on("data", (chunk) => {
+      shown += String(chunk)
+    })
+    input.end("y\n")
+    const terminal = TerminalApprover.layerWith({ input, output }).pipe(
+      Layer.provide(TreeSitterShellAnalyzer.layer),
+      Layer.provide(Settings.layerStatic({ home: Os.homedir(), projectDir: root }))
+    )
+    return Effect.gen(function* () {
+      yield* ready
+      expect((yield* askModel("fixture", "hello there")).content).toEqual({ type: "text", text: "echo: hello there" })
+      expect(shown).toEqual(
+        "MCP server fixture asks to use the language model (up to 64 tokens).\n  system: You are a test server.\n  user: hello there\nAllow? [y] yes  [n] no "
+      )
+    }).pipe(
+      Effect.provide(
+        clientLayer({ fixture: fixtureServer() }).pipe(
+          Layer.provide(Layer.merge(ScriptedLanguageModel.layer([echo]), terminal))
+        )
+      )
+    )
+  })
 })
