@@ -49,8 +49,17 @@ export const runLayer = (
   options: EngineOptions,
   sessionId: string | undefined,
   retry?: RetryPolicy,
-  results?: ResultOptions
-) => engineLayer(options, { sessionId, model: "anthropic", transcript: true, modelRetry: retry, results })
+  results?: ResultOptions,
+  model?: string | undefined
+) =>
+  engineLayer(options, {
+    sessionId,
+    model: "anthropic",
+    transcript: true,
+    modelRetry: retry,
+    results,
+    samplingModel: model
+  })
 
 /**
  * Ctrl-C as a stream (see `Signals.listen`): the first two signals are emitted (interrupt, then abort) and a third
@@ -248,7 +257,13 @@ export const command = Command.make("run", { prompt, ...runOptions, ...resultOpt
     yield* checkResume(runArgs)
     yield* runAgent(runArgs).pipe(
       Effect.provide(
-        runLayer(args as EngineOptions, Option.getOrUndefined(args.resume), retryOf(args.maxRetries), args)
+        runLayer(
+          args as EngineOptions,
+          Option.getOrUndefined(args.resume),
+          retryOf(args.maxRetries),
+          args,
+          modelOf(args.model)
+        )
       )
     )
   }).pipe(ExitCode.onInvalidInput)
