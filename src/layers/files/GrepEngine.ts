@@ -6,7 +6,7 @@ import * as ChildProcess from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
-import { Data, Effect } from "effect"
+import { Effect, Schema } from "effect"
 import picomatch from "picomatch"
 import * as FileWalker from "./FileWalker.js"
 import { type Compiled, requiredLiterals, searchText, splitText } from "./LineSearch.js"
@@ -43,7 +43,7 @@ export interface FileResult {
 }
 
 /** A search failed (bad pattern, unreadable path, rg error). */
-export class GrepError extends Data.TaggedError("GrepError")<{ readonly message: string }> {}
+export class GrepError extends Schema.TaggedError<GrepError>()("GrepError", { message: Schema.String }) {}
 
 /** The file types `type` accepts, as in ripgrep's `--type-list`. */
 export const fileTypes: Readonly<Record<string, ReadonlyArray<string>>> = {
