@@ -8,7 +8,7 @@ import { defineConfig } from "vitest/config"
 const slow = [
   "test/e2e/**/*.test.ts",
   "test/layers/tools/BashMemory.test.ts",
-  "test/layers/mcp/McpClientsLive.test.ts",
+  "test/layers/mcp/McpClient*.test.ts",
   "test/layers/files/FileAccess.test.ts",
   "test/layers/process/Descendants.test.ts",
   "test/domain/shell/ReadOnlyProperties.test.ts",

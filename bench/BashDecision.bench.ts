@@ -8,13 +8,13 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { NodeFileSystem } from "@effect/platform-node"
-import { Effect, Either, Layer, Schema } from "effect"
+import { Effect, Either, Layer } from "effect"
 import * as PermissionRule from "../src/domain/PermissionRule.js"
-import * as Tool from "../src/domain/Tool.js"
 import * as RulePermissionPolicy from "../src/layers/permissions/RulePermissionPolicy.js"
 import * as TreeSitterShellAnalyzer from "../src/layers/shell/TreeSitterShellAnalyzer.js"
 import * as Settings from "../src/services/Settings.js"
 import { ShellAnalyzer } from "../src/services/ShellAnalyzer.js"
+import { bashRequest } from "../test/fixtures/BashDecision.js"
 
 const root = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-bench-")))
 const project = Path.join(root, "project")
@@ -22,18 +22,6 @@ Fs.mkdirSync(`${project}/src`, { recursive: true })
 Fs.mkdirSync(`${project}/secrets`, { recursive: true })
 for (let i = 0; i < 200; i++) Fs.writeFileSync(`${project}/src/f${i}.ts`, "")
 Fs.symlinkSync("secrets", `${project}/link`)
-
-const bash = Effect.runSync(
-  Tool.make({
-    name: "Bash",
-    description: "Bash",
-    input: Schema.Struct({ command: Schema.String }),
-    output: Schema.String,
-    category: "shell",
-    isReadOnly: () => true,
-    call: () => Effect.succeed("")
-  } as Tool.Definition<{ command: string }, string>)
-)
 
 const origin = { behavior: "deny" as const, source: `${project}/.claude/settings.json`, root: project }
 const settings = Settings.layerStatic({
@@ -44,20 +32,6 @@ const settings = Settings.layerStatic({
   additionalDirectories: [],
   home: root,
   projectDir: project
-})
-
-const request = (command: string) => ({
-  tool: bash,
-  input: { command },
-  toolUseId: "toolu_bench",
-  context: {
-    toolUseId: "toolu_bench",
-    cwd: project,
-    permissionMode: "default" as const,
-    progress: () => Effect.void,
-    interrupted: Effect.never,
-    state: Effect.runSync(Tool.makeSessionState)
-  }
 })
 
 const lines: ReadonlyArray<readonly [string, string]> = [
@@ -89,7 +63,7 @@ const program = Effect.gen(function* () {
     analyzer.analyze(command)
     const analyzeMs = performance.now() - start
     const begin = performance.now()
-    const decision = yield* policy.decide(request(command))
+    const decision = yield* policy.decide(bashRequest(command, project, "default", "toolu_bench"))
     const ms = performance.now() - begin
     console.log(
       JSON.stringify({

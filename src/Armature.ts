@@ -20,7 +20,7 @@ import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import type { CommandExecutor, FileSystem, Path } from "@effect/platform"
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import { type Duration, Effect, Layer, type Schedule, Schema, Stream } from "effect"
+import { Effect, Layer, Schema, Stream } from "effect"
 import type { DuplicateToolError } from "./domain/Errors.js"
 import type * as McpConfig from "./domain/McpConfig.js"
 import type { PermissionMode } from "./domain/Permission.js"
@@ -44,7 +44,7 @@ import type { Hooks } from "./services/Hooks.js"
 import type { InProcessHooks } from "./services/InProcessHooks.js"
 import * as InProcessHooksRegistry from "./services/InProcessHooks.js"
 import { LanguageModel, ModelError, type RetryPolicy } from "./services/LanguageModel.js"
-import { McpClients } from "./services/McpClients.js"
+import { McpClients, type McpOptions as McpClientsOptions } from "./services/McpClients.js"
 import type { PermissionPolicy } from "./services/PermissionPolicy.js"
 import type { ReadGuard } from "./services/ReadGuard.js"
 import * as ResultCache from "./services/ResultCache.js"
@@ -149,19 +149,8 @@ export interface Options<E = never> {
   readonly overrides?: Overrides<E> | undefined
 }
 
-/** Timeouts, reconnection and stderr of the MCP servers (declared here so the types need no MCP SDK). */
-export interface McpOptions {
-  /** How long one connection attempt (spawn + initialize) may take. Default 30 s. */
-  readonly connectTimeout?: Duration.DurationInput | undefined
-  /** A call with no response and no progress for this long fails. Default 10 minutes. */
-  readonly toolTimeout?: Duration.DurationInput | undefined
-  /** The backoff between connection attempts; it restarts after each successful connection. */
-  readonly reconnectSchedule?: Schedule.Schedule<unknown, unknown> | undefined
-  /** How long a call waits for a (re)connection before failing. Default 30 s. */
-  readonly reconnectWait?: Duration.DurationInput | undefined
-  /** What happens to a stdio server's stderr. Default "ignore". */
-  readonly stderr?: "ignore" | "inherit" | undefined
-}
+/** Timeouts, reconnection and stderr of the MCP servers. */
+export type McpOptions = McpClientsOptions
 
 /** Layers that replace a part of the engine. */
 export interface Overrides<E = never> {

@@ -26,7 +26,9 @@ export type PermissionsSection = typeof PermissionsSection.Type
 export const SettingsFile = Schema.Struct(
   {
     permissions: Schema.optional(PermissionsSection),
-    hooks: Schema.optional(HooksConfig)
+    hooks: Schema.optional(HooksConfig),
+    /** The model of `armature run` when neither `--model` nor `ANTHROPIC_MODEL` names one (as in Claude Code). */
+    model: Schema.optional(Schema.String)
   },
   Schema.Record({ key: Schema.String, value: Schema.Unknown })
 )

@@ -6,11 +6,14 @@
  *   `--version`;
  * - checked: an unknown flag is named with the nearest known one; a flag's value is checked against its choices
  *   and numeric limits, naming the flag and what it accepts;
- * - reordered options-first, so options may follow positional arguments (`armature exec batch.json --output json`).
+ * - reordered options-first, so options may follow positional arguments (`armature exec batch.json --output json`);
+ * - spread: `--allowedTools A B` (several rules after one flag, as Claude Code takes them) becomes one flag per
+ *   rule, the list ending at the first word that is not a rule (see `isRuleWord`).
  */
 import * as Fs from "node:fs"
 import { AutoCorrect, CliConfig, Command, CommandDescriptor, type Usage } from "@effect/cli"
 import { Either, HashMap, Option } from "effect"
+import * as PermissionRule from "../domain/PermissionRule.js"
 
 /** What a flag takes. */
 export type FlagKind = "boolean" | "choice" | "integer" | "file" | "directory" | "value"
@@ -45,6 +48,35 @@ export const aliases: Readonly<Record<string, string>> = {
 /** Flags accepted for Claude Code compatibility that change nothing here, by command. */
 const accepted: Readonly<Record<string, ReadonlyArray<string>>> = {
   run: ["-p", "--print", "--verbose"]
+}
+
+/** Flags that, as in Claude Code, take several values after one flag: `--allowedTools Read "Bash(git log:*)"`. */
+export const multiValued: ReadonlySet<string> = new Set(["--allowed-tools", "--disallowed-tools"])
+
+/** Tool names a permission rule may name bare: Armature's built-in tools and Claude Code's. */
+const toolNames: ReadonlySet<string> = new Set(
+  (
+    "Bash BashOutput KillShell Read Write Edit MultiEdit Glob Grep LS Sleep TodoWrite ToolSearch WebFetch WebSearch " +
+    "NotebookEdit NotebookRead Task Agent ExitPlanMode SlashCommand Skill"
+  ).split(" ")
+)
+
+/**
+ * True when a word can only be read as a permission rule (or a comma separated list of them, with no space outside
+ * parentheses): `Name(…)`, an `mcp__…` name, or a tool name from `toolNames`. A further value of a multi-valued flag must pass this test, so a
+ * prompt or a file name after the rules ends the list instead of being taken as a rule.
+ */
+export const isRuleWord = (word: string): boolean => {
+  const parts = PermissionRule.splitRuleList(word)
+  // a space outside parentheses reads as a sentence (a prompt), even when every word is a tool name
+  const spaced = PermissionRule.splitRuleList(word.replace(/,/g, "\u0000")).length > 1
+  return (
+    parts.length > 0 &&
+    !spaced &&
+    parts.every(
+      (part) => /^[A-Za-z][\w-]*\(.*\)$/s.test(part) || /^mcp__[\w-]+(__[\w*-]+)?$/.test(part) || toolNames.has(part)
+    )
+  )
 }
 
 /** Lower limits of integer flags. */
@@ -238,6 +270,10 @@ export const prepare = (
     const problem = checkValue(name, flag, value)
     if (problem !== undefined) return fail(problem)
     options.push(name, value)
+    // Claude Code's `--allowedTools A B`: further words are rules while they can only be rules
+    if (eq < 0 && multiValued.has(name)) {
+      while (i < tokens.length && !tokens[i].startsWith("-") && isRuleWord(tokens[i])) options.push(name, tokens[i++])
+    }
   }
   return Either.right([...path, ...options, ...positionals])
 }

@@ -11,7 +11,7 @@ import type { ExecutorEvent, ResultEvent } from "../domain/ExecutorEvent.js"
 import { makeControl, ToolExecutor } from "../services/ToolExecutor.js"
 import { parseLines } from "./ExecInput.js"
 import * as ExitCode from "./ExitCode.js"
-import { type EngineOptions, engineLayer, engineOptions, mcpReady, stderrLogger } from "./Runtime.js"
+import { type EngineOptions, engineLayer, engineOptions, mcpReady, resultOptions, stderrLogger } from "./Runtime.js"
 import * as Signals from "./Signals.js"
 
 /** The summary line: calls, errors, wall time and the sum of the calls' executing times. */
@@ -292,10 +292,12 @@ const output = Options.choice("output", ["text", "json", "stream-json"]).pipe(
 )
 
 /** `armature exec`. */
-export const command = Command.make("exec", { source, output, wide, ...engineOptions }, (args) =>
+export const command = Command.make("exec", { source, output, wide, ...resultOptions, ...engineOptions }, (args) =>
   exec(args.source, args.output, args.wide).pipe(
     // calls read from stdin leave no terminal to ask on: asks are then answered headlessly
-    Effect.provide(engineLayer(args as EngineOptions, { approver: args.source === "-" ? "headless" : "auto" })),
+    Effect.provide(
+      engineLayer(args as EngineOptions, { approver: args.source === "-" ? "headless" : "auto", results: args })
+    ),
     ExitCode.onInvalidInput,
     Effect.provide(stderrLogger)
   )

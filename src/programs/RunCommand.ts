@@ -18,9 +18,11 @@ import {
   type RetryPolicy,
   type UserContent
 } from "../services/LanguageModel.js"
+import { Settings } from "../services/Settings.js"
 import * as ExitCode from "./ExitCode.js"
-import { type EngineOptions, engineLayer, engineOptions } from "./Runtime.js"
+import { type EngineOptions, engineLayer, engineOptions, type ResultOptions, resultOptions } from "./Runtime.js"
 import * as Signals from "./Signals.js"
+import * as ToolLoading from "./ToolLoading.js"
 
 /** The output formats of `run`. */
 export type OutputFormat = "text" | "json" | "stream-json"
@@ -35,6 +37,7 @@ export interface RunArgs extends EngineOptions {
   readonly appendSystemPrompt: Option.Option<string>
   readonly output: OutputFormat
   readonly resume: Option.Option<string>
+  readonly toolLoading: ToolLoading.ToolLoading
 }
 
 /**
@@ -42,8 +45,12 @@ export interface RunArgs extends EngineOptions {
  * tools, executor) for a session with a given id, plus the transcript and the Anthropic model from the environment.
  * The terminal approver is used on a TTY, the headless one otherwise.
  */
-export const runLayer = (options: EngineOptions, sessionId: string | undefined, retry?: RetryPolicy) =>
-  engineLayer(options, { sessionId, model: "anthropic", transcript: true, modelRetry: retry })
+export const runLayer = (
+  options: EngineOptions,
+  sessionId: string | undefined,
+  retry?: RetryPolicy,
+  results?: ResultOptions
+) => engineLayer(options, { sessionId, model: "anthropic", transcript: true, modelRetry: retry, results })
 
 /**
  * Ctrl-C as a stream (see `Signals.listen`): the first two signals are emitted (interrupt, then abort) and a third
@@ -118,20 +125,24 @@ export const printer =
     }
   }
 
-/** The model: `--model`, else `ANTHROPIC_MODEL`, else the default. */
-export const modelOf = (flag: Option.Option<string>): string =>
+/** The model: `--model`, else `ANTHROPIC_MODEL`, else the settings' `model`, else the default (Claude Code's order). */
+export const modelOf = (flag: Option.Option<string>, fromSettings?: string): string =>
   Option.getOrElse(flag, () => {
     const env = process.env.ANTHROPIC_MODEL?.trim()
-    return env !== undefined && env !== "" ? env : defaultModel
+    if (env !== undefined && env !== "") return env
+    const configured = fromSettings?.trim()
+    return configured !== undefined && configured !== "" ? configured : defaultModel
   })
 
 /** Runs `armature run` and prints its output; a failed result sets exit status 1. */
 export const runAgent = (args: RunArgs) =>
   Effect.gen(function* () {
     const interrupts = yield* sigints
+    const settings = yield* Settings
+    yield* ToolLoading.preload(args.toolLoading, args.prompt)
     const result = yield* AgentLoop.run({
       prompt: args.prompt,
-      model: modelOf(args.model),
+      model: modelOf(args.model, settings.settings.model),
       maxTurns: args.maxTurns,
       maxTokens: args.maxTokens,
       appendSystemPrompt: Option.getOrUndefined(args.appendSystemPrompt),
@@ -189,7 +200,7 @@ const prompt = Args.text({ name: "PROMPT" }).pipe(
 
 const runOptions = {
   model: Options.text("model").pipe(
-    Options.withDescription(`The model (default: ANTHROPIC_MODEL, else ${defaultModel})`),
+    Options.withDescription(`The model (default: ANTHROPIC_MODEL, else the settings' model, else ${defaultModel})`),
     Options.optional
   ),
   maxTurns: Options.integer("max-turns").pipe(
@@ -214,6 +225,7 @@ const runOptions = {
     Options.withDescription("text, json (the result object) or stream-json (JSON Lines: init, messages, result)"),
     Options.withDefault("text" as const)
   ),
+  toolLoading: ToolLoading.option,
   resume: Options.text("resume").pipe(
     Options.withDescription("Continue the session with this id (its transcript is reloaded)"),
     Options.optional
@@ -227,13 +239,15 @@ const retryOf = (maxRetries: Option.Option<number>): RetryPolicy | undefined =>
   })
 
 /** `armature run`. */
-export const command = Command.make("run", { prompt, ...runOptions, ...engineOptions }, (args) =>
+export const command = Command.make("run", { prompt, ...runOptions, ...resultOptions, ...engineOptions }, (args) =>
   Effect.gen(function* () {
     const text = yield* readPrompt(args.prompt)
     const runArgs: RunArgs = { ...(args as Omit<RunArgs, "prompt">), prompt: text }
     yield* checkResume(runArgs)
     yield* runAgent(runArgs).pipe(
-      Effect.provide(runLayer(args as EngineOptions, Option.getOrUndefined(args.resume), retryOf(args.maxRetries)))
+      Effect.provide(
+        runLayer(args as EngineOptions, Option.getOrUndefined(args.resume), retryOf(args.maxRetries), args)
+      )
     )
   }).pipe(ExitCode.onInvalidInput)
 ).pipe(

@@ -11,12 +11,15 @@ import { permissionModes } from "../domain/Permission.js"
 import type { SettingSourceKind } from "../domain/Settings.js"
 import * as TerminalApprover from "../layers/permissions/TerminalApprover.js"
 import * as ToolRegistryLive from "../layers/registry/ToolRegistryLive.js"
+import * as FsResultStore from "../layers/results/FsResultStore.js"
+import * as ResultCacheLive from "../layers/results/ResultCacheLive.js"
 import * as SessionLive from "../layers/session/SessionLive.js"
 import * as SettingsLoader from "../layers/settings/SettingsLoader.js"
 import * as TreeSitterShellAnalyzer from "../layers/shell/TreeSitterShellAnalyzer.js"
 import * as BuiltinTools from "../layers/tools/index.js"
 import type { RetryPolicy } from "../services/LanguageModel.js"
 import { McpClients } from "../services/McpClients.js"
+import * as Summarizer from "../services/Summarizer.js"
 
 /** Options shared by every command that runs tools. */
 export const engineOptions = {
@@ -57,6 +60,34 @@ export const engineOptions = {
   )
 }
 
+/** The strategies for results above a tool's size threshold (the full result is saved to a file either way). */
+export const resultStrategies = ["preview", "head-tail"] as const
+
+/** The tools whose read-only results `--result-cache` keeps. */
+export const cachedTools: ReadonlyArray<string> = ["Read", "Glob", "Grep"]
+
+/** Options of `exec` and `run` that reach the library's result handling. */
+export const resultOptions = {
+  resultStrategy: Options.choice("result-strategy", resultStrategies).pipe(
+    Options.withDescription(
+      "A result over its tool's threshold becomes: preview (its first 2 KB) or head-tail (first and last 40 % " +
+        "around a summary of the middle); the full result is saved to a file either way"
+    ),
+    Options.withDefault("preview" as const)
+  ),
+  resultCache: Options.boolean("result-cache").pipe(
+    Options.withDescription(
+      `Serve a repeated read-only ${cachedTools.join("/")} call from a cache that writes to the same paths invalidate`
+    )
+  )
+}
+
+/** The parsed result options. */
+export interface ResultOptions {
+  readonly resultStrategy: (typeof resultStrategies)[number]
+  readonly resultCache: boolean
+}
+
 /** The parsed shared options. */
 export interface EngineOptions {
   readonly cwd: string
@@ -92,7 +123,13 @@ export interface EngineExtras {
   readonly transcript?: boolean | undefined
   /** Retries of the Anthropic model (`run --max-retries`). */
   readonly modelRetry?: RetryPolicy | undefined
+  /** How large results are shown and whether read-only results are cached (`--result-strategy`, `--result-cache`). */
+  readonly results?: ResultOptions | undefined
 }
+
+/** The result store of a strategy: files with a preview, or files with head, tail and a statistics summary. */
+const resultStoreOf = (strategy: ResultOptions["resultStrategy"] | undefined) =>
+  strategy === "head-tail" ? FsResultStore.layerHeadTail.pipe(Layer.provide(Summarizer.layerStatistics)) : "fs"
 
 /** Effect's logger on stderr, so logs never mix with machine-readable stdout. */
 export const stderrLogger = Logger.replace(Logger.defaultLogger, Logger.prettyLogger({ stderr: true }))
@@ -126,7 +163,10 @@ export const engineLayer = (options: EngineOptions, extras: EngineExtras = {}) =
         mcp: { stderr: extras.mcpStderr ?? "ignore" },
         model: extras.model,
         transcript: extras.transcript,
-        modelRetry: extras.modelRetry
+        modelRetry: extras.modelRetry,
+        resultStore: resultStoreOf(extras.results?.resultStrategy),
+        overrides:
+          extras.results?.resultCache === true ? { resultCache: ResultCacheLive.layer({ tools: cachedTools }) } : {}
       })
     )
   )

@@ -1,8 +1,22 @@
 /**
  * The MCP client side: connections to the servers of `.mcp.json`, whose tools live in the ToolRegistry.
  */
-import { Context, type Effect } from "effect"
+import { Context, type Duration, type Effect, type Schedule } from "effect"
 import { pendingMcpServersKey } from "../domain/DeferredTools.js"
+
+/** Tunables of the client side; the defaults suit interactive use, tests shorten them. */
+export interface McpOptions {
+  /** How long one connection attempt (spawn + initialize) may take. Default 30 s. */
+  readonly connectTimeout?: Duration.DurationInput | undefined
+  /** A call with no response and no progress for this long fails. Default 10 minutes. */
+  readonly toolTimeout?: Duration.DurationInput | undefined
+  /** The backoff between connection attempts; it restarts after each successful connection. */
+  readonly reconnectSchedule?: Schedule.Schedule<unknown, unknown> | undefined
+  /** How long a call waits for a (re)connection before failing. Default 30 s. */
+  readonly reconnectWait?: Duration.DurationInput | undefined
+  /** What happens to a stdio server's stderr. Default "ignore". */
+  readonly stderr?: "ignore" | "inherit" | undefined
+}
 
 /** Where a server's connection stands. */
 export type ServerState = "connecting" | "connected" | "reconnecting" | "failed" | "closed"

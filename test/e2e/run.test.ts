@@ -338,3 +338,197 @@ describe("armature run", () => {
     180_000
   )
 })
+
+describe("armature run: the model", () => {
+  it.scopedLive(
+    "--model beats ANTHROPIC_MODEL, which beats the settings' model, which beats the default",
+    () =>
+      Effect.gen(function* () {
+        const { dir, env } = sandbox()
+        Fs.mkdirSync(Path.join(dir, ".claude"))
+        Fs.writeFileSync(Path.join(dir, ".claude", "settings.json"), JSON.stringify({ model: "claude-settings-1" }))
+        const bare = sandbox()
+        const cases: ReadonlyArray<readonly [ReadonlyArray<string>, Record<string, string>, string, string]> = [
+          [[], {}, "claude-settings-1", dir],
+          [[], { ANTHROPIC_MODEL: "claude-env-1" }, "claude-env-1", dir],
+          [["--model", "claude-flag-1"], { ANTHROPIC_MODEL: "claude-env-1" }, "claude-flag-1", dir],
+          [[], {}, "claude-sonnet-5-5", bare.dir]
+        ]
+        const seen = yield* Effect.forEach(
+          cases,
+          ([flags, extra, , cwd]) =>
+            Effect.gen(function* () {
+              const server = yield* MessagesServer.make([MessagesServer.message([{ type: "text", text: "ok" }])])
+              const out = yield* armature(["hi", "--output", "json", "--cwd", cwd, ...flags], {
+                ...(cwd === dir ? env : bare.env),
+                ANTHROPIC_API_KEY: "dummy",
+                ANTHROPIC_BASE_URL: server.url,
+                ...extra
+              })
+              expect(out.code, out.stderr).toBe(0)
+              return server.requests[0].body.model
+            }),
+          { concurrency: 2 }
+        )
+        expect(seen).toEqual(cases.map(([, , model]) => model))
+      }),
+    240_000
+  )
+})
+
+describe("armature run: Claude Code's multi-value rule flags", () => {
+  it.scopedLive(
+    "--allowedTools A B and --disallowedTools A B take several rules; the prompt after them is not eaten",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* MessagesServer.make([
+          MessagesServer.message([{ type: "tool_use", id: "toolu_1", name: "Bash", input: { command: "echo hi" } }]),
+          MessagesServer.message([{ type: "text", text: "Said hi." }])
+        ])
+        const { dir, env } = sandbox()
+        const out = yield* armature(
+          [
+            "--allowedTools",
+            "Read",
+            "Bash(echo:*)",
+            "say hi with echo",
+            "--disallowedTools",
+            "Glob",
+            "Sleep",
+            "--output",
+            "stream-json",
+            "--cwd",
+            dir
+          ],
+          { ...env, ANTHROPIC_API_KEY: "dummy", ANTHROPIC_BASE_URL: server.url }
+        )
+        expect(out.code, out.stderr).toBe(0)
+        expect(server.requests[0].body.messages[0].content).toEqual([{ type: "text", text: "say hi with echo" }])
+        // both denied tools are gone from the pool; the allowed echo ran without an ask (no terminal here)
+        const names = (server.requests[0].body.tools ?? []).map((t) => t.name)
+        expect(names).toContain("Bash")
+        expect(names).not.toContain("Glob")
+        expect(names).not.toContain("Sleep")
+        const users = lines(out.stdout).filter((e) => e.type === "user")
+        expect(users.map((u) => (u.message as { content: unknown }).content)).toEqual([
+          [{ type: "tool_result", tool_use_id: "toolu_1", content: "hi" }]
+        ])
+      }),
+    180_000
+  )
+})
+
+describe("armature run: --result-strategy", () => {
+  it.scopedLive(
+    "head-tail: the model gets the first and last 40 % of a large result around a summary",
+    () =>
+      Effect.gen(function* () {
+        const { dir, env } = sandbox()
+        const text = Array.from({ length: 3000 }, (_, i) => `entry ${i + 1}: cache miss for key alpha`).join("\n")
+        Fs.writeFileSync(Path.join(dir, "big.log"), `${text}\n`)
+        const server = yield* MessagesServer.make([
+          MessagesServer.message([
+            {
+              type: "tool_use",
+              id: "toolu_1",
+              name: "Grep",
+              input: { pattern: "^entry", path: dir, output_mode: "content", head_limit: 0 }
+            }
+          ]),
+          MessagesServer.message([{ type: "text", text: "Many misses." }])
+        ])
+        const out = yield* armature(["count the misses", "--result-strategy", "head-tail", "--cwd", dir], {
+          ...env,
+          ANTHROPIC_API_KEY: "dummy",
+          ANTHROPIC_BASE_URL: server.url
+        })
+        expect(out.code, out.stderr).toBe(0)
+        const sent = server.requests[1].body.messages[2].content as ReadonlyArray<{ content: string }>
+        const shown = sent[0].content
+        expect(shown.startsWith("big.log:1:entry 1: cache miss")).toBe(true)
+        expect(shown.trimEnd().endsWith("big.log:3000:entry 3000: cache miss for key alpha")).toBe(true)
+        expect(shown).toMatch(
+          / omitted; summary follows\] \.\.\.\n[\d,]+ lines, [\d,]+ characters\. Most frequent terms: /
+        )
+      }),
+    180_000
+  )
+})
+
+describe("armature run: --tool-loading", () => {
+  const toolsSent = (request: MessagesServer.RecordedRequest) => (request.body.tools ?? []).map((t) => String(t.name))
+  const listsDeferred = (request: MessagesServer.RecordedRequest) =>
+    JSON.stringify(request.body.system).includes("<available-deferred-tools>\\nWebFetch\\n</available-deferred-tools>")
+
+  it.scopedLive(
+    "all, deferred and keyword decide whether WebFetch (a deferred tool) is in the first request",
+    () =>
+      Effect.gen(function* () {
+        const about = "fetch the page at http://example.test/docs and summarise it"
+        const cases = [
+          ["all", "Rename the variable foo to bar", true],
+          ["deferred", about, false],
+          ["keyword", about, true],
+          ["keyword", "Rename the variable foo to bar", false]
+        ] as const
+        const seen = yield* Effect.forEach(
+          cases,
+          ([loading, prompt]) =>
+            Effect.gen(function* () {
+              const server = yield* MessagesServer.make([MessagesServer.message([{ type: "text", text: "ok" }])])
+              const { dir, env } = sandbox()
+              const out = yield* armature(
+                [prompt, "--tool-loading", loading, "--output", "stream-json", "--cwd", dir],
+                {
+                  ...env,
+                  ANTHROPIC_API_KEY: "dummy",
+                  ANTHROPIC_BASE_URL: server.url
+                }
+              )
+              expect(out.code, out.stderr).toBe(0)
+              const init = lines(out.stdout)[0] as { tools: Array<string>; deferred_tools: Array<string> }
+              const request = server.requests[0]
+              const loaded = toolsSent(request).includes("WebFetch")
+              // the init event, the tools array and the system prompt's listing agree
+              expect(init.tools.includes("WebFetch")).toBe(loaded)
+              expect(init.deferred_tools.includes("WebFetch")).toBe(!loaded)
+              expect(listsDeferred(request)).toBe(!loaded)
+              expect(toolsSent(request)).toEqual(expect.arrayContaining(["Bash", "Read", "ToolSearch"]))
+              return loaded
+            }),
+          { concurrency: 2 }
+        )
+        expect(seen).toEqual(cases.map(([, , loaded]) => loaded))
+      }),
+    300_000
+  )
+
+  it.scopedLive(
+    "recent: a tool used in an earlier session in this project is sent from the first request",
+    () =>
+      Effect.gen(function* () {
+        const { dir, env } = sandbox()
+        const first = yield* MessagesServer.make([
+          MessagesServer.message([
+            { type: "tool_use", id: "toolu_1", name: "ToolSearch", input: { query: "select:WebFetch" } }
+          ]),
+          MessagesServer.message([
+            { type: "tool_use", id: "toolu_2", name: "WebFetch", input: { url: "http://127.0.0.1:9/docs" } }
+          ]),
+          MessagesServer.message([{ type: "text", text: "Could not fetch it." }])
+        ])
+        const args = ["read the docs", "--tool-loading", "recent", "--output", "json", "--cwd", dir]
+        const one = yield* armature(args, { ...env, ANTHROPIC_API_KEY: "dummy", ANTHROPIC_BASE_URL: first.url })
+        expect(one.code, one.stderr).toBe(0)
+        // nothing used here before: deferred until ToolSearch loaded it
+        expect(toolsSent(first.requests[0])).not.toContain("WebFetch")
+        expect(toolsSent(first.requests[1])).toContain("WebFetch")
+        const second = yield* MessagesServer.make([MessagesServer.message([{ type: "text", text: "ok" }])])
+        const two = yield* armature(args, { ...env, ANTHROPIC_API_KEY: "dummy", ANTHROPIC_BASE_URL: second.url })
+        expect(two.code, two.stderr).toBe(0)
+        expect(toolsSent(second.requests[0])).toContain("WebFetch")
+        expect(listsDeferred(second.requests[0])).toBe(false)
+      }),
+    300_000
+  )
+})

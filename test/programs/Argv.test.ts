@@ -79,6 +79,53 @@ describe("Argv.prepare", () => {
     expect(tokensOf("exec -- --not-a-flag")).toEqual(["exec", "--not-a-flag"])
   })
 
+  it("takes several rules after --allowedTools/--disallowedTools, ending at the first word that is not a rule", () => {
+    const split = (tokens: ReadonlyArray<string>) =>
+      Either.match(Argv.prepare(tokens, table), { onLeft: (e) => [`error: ${e.message}`], onRight: (t) => [...t] })
+    expect(split(["run", "--allowedTools", "Read", "Bash(git log:*)", "mcp__docs", "fix the bug"])).toEqual([
+      "run",
+      "--allowed-tools",
+      "Read",
+      "--allowed-tools",
+      "Bash(git log:*)",
+      "--allowed-tools",
+      "mcp__docs",
+      "fix the bug"
+    ])
+    // a prompt that is one word, a file, a flag: each ends the list
+    expect(split(["run", "--disallowedTools", "Bash", "hello"])).toEqual(["run", "--disallowed-tools", "Bash", "hello"])
+    expect(split(["exec", "--allowedTools", "Read,Edit", "Glob", "batch.jsonl"])).toEqual([
+      "exec",
+      "--allowed-tools",
+      "Read,Edit",
+      "--allowed-tools",
+      "Glob",
+      "batch.jsonl"
+    ])
+    expect(split(["run", "--allowedTools", "Read", "--output", "json", "Write"])).toEqual([
+      "run",
+      "--allowed-tools",
+      "Read",
+      "--output",
+      "json",
+      "Write"
+    ])
+    // with `=` the flag has its one value
+    expect(split(["run", "--allowedTools=Read", "Write"])).toEqual(["run", "--allowed-tools", "Read", "Write"])
+  })
+
+  it.prop(
+    "a word with a space outside parentheses is never taken as a further rule",
+    [
+      FastCheck.constantFrom("Read", "Bash(ls:*)", "mcp__x", "Edit,Write"),
+      FastCheck.stringMatching(/^[A-Za-z ]{0,8}$/)
+    ],
+    ([rule, rest]) => {
+      expect(Argv.isRuleWord(rule)).toBe(true)
+      expect(Argv.isRuleWord(`${rule} ${rest}Read`)).toBe(false)
+    }
+  )
+
   it("leaves -p and --verbose to run: elsewhere they are unknown", () => {
     expect(errorOf("exec -p")).toBe("armature exec: unknown flag -p")
   })

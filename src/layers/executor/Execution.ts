@@ -14,7 +14,7 @@ import {
   Exit,
   Fiber,
   FiberSet,
-  Mailbox,
+  type Mailbox,
   Option,
   Queue,
   Ref,
@@ -51,6 +51,36 @@ export interface Options {
   readonly discovered: ReadonlySet<string> | undefined
 }
 
+/**
+ * Where an execution's events go. A stream of every event (`execute`) or a collector of results only
+ * (`runBatchCollect`): when nobody reads state and progress events, they are not built at all.
+ */
+export interface Sink<E> {
+  /** False when only result events are wanted. */
+  readonly detailed: boolean
+  /** Takes events in order; called by the owner only (progress events come from call fibers). */
+  readonly emit: (events: ReadonlyArray<ExecutorEvent>) => void
+  /** Called once, when every result has been yielded or the input failed. */
+  readonly end: (failure: Option.Option<Cause.Cause<E>>) => Effect.Effect<void>
+  /** Called once on a discard: nothing more is emitted. */
+  readonly discard: Effect.Effect<void>
+}
+
+/** The calls of an execution: a stream (checked as it goes), or a whole batch already checked by `checkBatch`. */
+export type Input<E> =
+  | { readonly _tag: "Stream"; readonly calls: Stream.Stream<ToolCall, E> }
+  | { readonly _tag: "Batch"; readonly calls: ReadonlyArray<ToolCall> }
+
+/** A sink that is a Mailbox: the execution's events as a stream. */
+export const mailboxSink = <E>(mailbox: Mailbox.Mailbox<ExecutorEvent, E>): Sink<E> => ({
+  detailed: true,
+  emit: (events) => {
+    mailbox.unsafeOfferAll(events)
+  },
+  end: (failure) => Option.match(failure, { onNone: () => mailbox.end, onSome: (cause) => mailbox.failCause(cause) }),
+  discard: Effect.zipRight(Effect.ignore(mailbox.clear), mailbox.end)
+})
+
 type Message<E> =
   | {
       readonly _tag: "Arrive"
@@ -58,48 +88,60 @@ type Message<E> =
       readonly tool: Tool.Any | undefined
       readonly discovered: ReadonlySet<string>
     }
-  | { readonly _tag: "Ran"; readonly entry: ExecutionState.Entry; readonly outcome: Outcome }
-  | { readonly _tag: "Exited"; readonly entry: ExecutionState.Entry; readonly exit: Exit.Exit<Outcome> }
+  | {
+      readonly _tag: "Exited"
+      readonly entry: ExecutionState.Entry
+      readonly exit: Exit.Exit<Outcome>
+      /** The tool's result when it had returned before the fiber ended (a late cancellation must not replace it). */
+      readonly ran: Outcome | undefined
+    }
   | { readonly _tag: "Interrupt"; readonly all: boolean }
   | { readonly _tag: "InputEnded"; readonly failure: Option.Option<Cause.Cause<E>> }
   | { readonly _tag: "Discard" }
 
 type Failure<E> = E | InvalidInputError | DependencyCycleError
 
-/** Starts an execution in the current scope and returns its events. */
+/** Starts an execution in the current scope; its events go to `sink`, which is told when it ends. */
 export const run = <E>(
   env: Env,
-  calls: Stream.Stream<ToolCall, E>,
-  options: Options
-): Effect.Effect<Stream.Stream<ExecutorEvent, Failure<E>>, never, Scope.Scope> =>
+  input: Input<E>,
+  options: Options,
+  sink: Sink<Failure<E>>
+): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function* () {
     const clock = yield* Effect.clock
     const startedAt = clock.unsafeCurrentTimeMillis()
     const now = () => clock.unsafeCurrentTimeMillis() - startedAt
-    const mailbox = yield* Mailbox.make<ExecutorEvent, Failure<E>>()
     const inbox = yield* Queue.unbounded<Message<Failure<E>>>()
     const fibers = yield* FiberSet.make<unknown, unknown>()
     const semaphore = yield* Effect.makeSemaphore(options.cap)
-    const state = ExecutionState.make({ ...options, now })
+    const state = ExecutionState.make({ ...options, now, detailed: sink.detailed })
     const send = (message: Message<Failure<E>>) => Queue.offer(inbox, message)
     const interrupted = options.control === undefined ? Effect.never : Deferred.await(options.control.interrupted)
+    const noProgress = (_: unknown) => Effect.void
 
-    /** A started call: its pipeline under its permits, reporting its return and its exit to the owner. */
+    /** A started call: its pipeline under its permits, reporting its exit (and its tool's result) to the owner. */
     const callFiber = (entry: ExecutionState.Entry) => {
       const permits = entry.safe || options.scheduling === "resources" ? 1 : options.cap
+      let ran: Outcome | undefined
       const links: CallPipeline.Links = {
-        progress: (data) =>
-          Effect.sync(() => {
-            mailbox.unsafeOffer({ type: "progress", tool_use_id: entry.call.id, data, t_ms: now() })
-          }),
+        progress: sink.detailed
+          ? (data) =>
+              Effect.sync(() => {
+                sink.emit([{ type: "progress", tool_use_id: entry.call.id, data, t_ms: now() }])
+              })
+          : noProgress,
         interrupted,
-        ran: (outcome) => send({ _tag: "Ran", entry, outcome })
+        ran: (outcome) =>
+          Effect.sync(() => {
+            ran = outcome
+          })
       }
       return semaphore
         .withPermits(permits)(env.pipeline.run({ call: entry.call, tool: entry.tool!, input: entry.input }, links))
         .pipe(
           Effect.interruptible,
-          Effect.onExit((exit) => send({ _tag: "Exited", entry, exit }))
+          Effect.onExit((exit) => send({ _tag: "Exited", entry, exit, ran }))
         )
     }
 
@@ -107,69 +149,83 @@ export const run = <E>(
       Effect.gen(function* () {
         const { modifiers } = commands
         if (modifiers.length > 0) yield* Ref.update(env.session.context, (c) => modifiers.reduce((a, m) => m(a), c))
-        mailbox.unsafeOfferAll(commands.events)
+        if (commands.events.length > 0) sink.emit(commands.events)
         for (const entry of commands.start) entry.fiber = yield* FiberSet.run(fibers, callFiber(entry))
         for (const fiber of commands.interrupt) yield* Fiber.interruptFork(fiber)
       })
 
+    /** Applies one message; false when the execution was discarded. */
+    const apply = (message: Message<Failure<E>>, failure: { cause: Option.Option<Cause.Cause<Failure<E>>> }) => {
+      switch (message._tag) {
+        case "Arrive":
+          ExecutionState.arrive(state, message.call, message.tool, message.discovered)
+          return true
+        case "Exited":
+          ExecutionState.exited(state, message.entry, message.exit, message.ran)
+          return true
+        case "Interrupt":
+          ExecutionState.interrupt(state, message.all)
+          return true
+        case "InputEnded":
+          failure.cause = message.failure
+          ExecutionState.inputEnded(state)
+          return true
+        case "Discard":
+          return false
+      }
+    }
+
     /** The owner: the only fiber that reads or writes the state. */
-    const owner = Effect.gen(function* () {
-      let failure = Option.none<Cause.Cause<Failure<E>>>()
-      while (true) {
-        const messages = yield* Queue.takeBetween(inbox, 1, Number.POSITIVE_INFINITY)
-        for (const message of messages) {
-          switch (message._tag) {
-            case "Arrive":
-              ExecutionState.arrive(state, message.call, message.tool, message.discovered)
-              break
-            case "Ran":
-              ExecutionState.ran(message.entry, message.outcome)
-              break
-            case "Exited":
-              ExecutionState.exited(state, message.entry, message.exit)
-              break
-            case "Interrupt":
-              ExecutionState.interrupt(state, message.all)
-              break
-            case "InputEnded":
-              failure = message.failure
-              ExecutionState.inputEnded(state)
-              break
-            case "Discard":
+    const owner = (initial: ReadonlyArray<Message<Failure<E>>>) =>
+      Effect.gen(function* () {
+        const failure = { cause: Option.none<Cause.Cause<Failure<E>>>() }
+        let messages: Iterable<Message<Failure<E>>> = initial
+        while (true) {
+          for (const message of messages) {
+            if (!apply(message, failure)) {
               // nothing more is yielded: running calls are interrupted, queued ones never start
               yield* FiberSet.clear(fibers)
-              yield* Effect.ignore(mailbox.clear)
-              yield* mailbox.end
-              return
+              return yield* sink.discard
+            }
           }
+          ExecutionState.settle(state)
+          yield* carryOut(ExecutionState.takeCommands(state))
+          if (ExecutionState.isFinished(state)) return yield* sink.end(failure.cause)
+          messages = yield* Queue.takeBetween(inbox, 1, Number.POSITIVE_INFINITY)
         }
-        ExecutionState.settle(state)
-        yield* carryOut(ExecutionState.takeCommands(state))
-        if (ExecutionState.isFinished(state)) {
-          yield* Option.match(failure, { onNone: () => mailbox.end, onSome: (cause) => mailbox.failCause(cause) })
-          return
-        }
-      }
-    })
+      })
 
-    const check = makeStreamCheck()
     const discovered =
       options.discovered !== undefined ? Effect.succeed(options.discovered) : env.session.state.get(discoveredToolsKey)
-    const input = Stream.runForEach(calls, (call) => {
-      const invalid = check(call)
-      if (invalid !== undefined) return Effect.fail(invalid)
-      return Effect.flatMap(Effect.zip(env.registry.lookup(call.name), discovered), ([tool, known]) =>
-        send({ _tag: "Arrive", call, tool: Option.getOrUndefined(tool), discovered: known })
-      )
-    }).pipe(
-      Effect.exit,
-      Effect.flatMap((exit) =>
-        send({ _tag: "InputEnded", failure: Exit.isFailure(exit) ? Option.some(exit.cause) : Option.none() })
-      )
-    )
+    const arrival = (call: ToolCall, known: ReadonlySet<string>) =>
+      Effect.map(env.registry.lookup(call.name), (tool) => ({
+        _tag: "Arrive" as const,
+        call,
+        tool: Option.getOrUndefined(tool),
+        discovered: known
+      }))
 
-    yield* Effect.forkScoped(owner)
-    yield* Effect.forkScoped(input)
+    if (input._tag === "Batch") {
+      // A whole batch arrives at once (it was checked as a whole before): no input fiber.
+      const known = yield* discovered
+      const arrivals: Array<Message<Failure<E>>> = yield* Effect.forEach(input.calls, (call) => arrival(call, known))
+      arrivals.push({ _tag: "InputEnded", failure: Option.none() })
+      yield* Effect.forkScoped(owner(arrivals))
+    } else {
+      const check = makeStreamCheck()
+      const feed = Stream.runForEach(input.calls, (call) => {
+        const invalid = check(call)
+        if (invalid !== undefined) return Effect.fail(invalid)
+        return Effect.flatMap(discovered, (known) => Effect.flatMap(arrival(call, known), send))
+      }).pipe(
+        Effect.exit,
+        Effect.flatMap((exit) =>
+          send({ _tag: "InputEnded", failure: Exit.isFailure(exit) ? Option.some(exit.cause) : Option.none() })
+        )
+      )
+      yield* Effect.forkScoped(owner([]))
+      yield* Effect.forkScoped(feed)
+    }
     const control = options.control
     if (control !== undefined) {
       yield* Effect.forkScoped(
@@ -181,5 +237,4 @@ export const run = <E>(
       )
       yield* Effect.forkScoped(Effect.zipRight(Deferred.await(control.discarded), send({ _tag: "Discard" })))
     }
-    return Mailbox.toStream(mailbox)
   })

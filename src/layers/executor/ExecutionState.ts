@@ -31,8 +31,6 @@ export interface Entry {
   fiber: Fiber.RuntimeFiber<unknown, unknown> | undefined
   /** The result to give when the call's fiber is interrupted on purpose. */
   cancel: Outcome | undefined
-  /** The result of a tool that has returned, kept so that a late cancellation cannot replace it. */
-  ran: Outcome | undefined
   outcome: Outcome | undefined
 }
 
@@ -51,6 +49,8 @@ export interface Settings {
   readonly cancellation: CancellationPolicy
   /** Milliseconds since the execution started. */
   readonly now: () => number
+  /** False when nobody reads state events: they are not built. */
+  readonly detailed: boolean
 }
 
 /** The whole state. */
@@ -101,8 +101,11 @@ export const takeCommands = (state: State): Commands => {
   return commands
 }
 
-const emitState = (state: State, entry: Entry, to: CallState) =>
-  state.commands.events.push({ type: "state", tool_use_id: entry.call.id, state: to, t_ms: state.settings.now() })
+const emitState = (state: State, entry: Entry, to: CallState): void => {
+  if (state.settings.detailed) {
+    state.commands.events.push({ type: "state", tool_use_id: entry.call.id, state: to, t_ms: state.settings.now() })
+  }
+}
 
 /** Decodes an entry's input and evaluates its safety and resources; the error result when decoding fails. */
 const prepare = (entry: Entry, raw: unknown, undiscovered: boolean): Outcome | undefined =>
@@ -136,7 +139,6 @@ export const arrive = (
     status: "queued",
     fiber: undefined,
     cancel: undefined,
-    ran: undefined,
     outcome: undefined
   }
   state.entries.push(entry)
@@ -156,16 +158,14 @@ export const arrive = (
   else if (!entry.ready) state.unready.push(entry)
 }
 
-/** The tool of a running call has returned: its result stands even if a cancellation lands afterwards. */
-export const ran = (entry: Entry, outcome: Outcome): void => {
-  if (entry.status === "executing") entry.ran = outcome
-}
-
-/** A running call's fiber ended. */
-export const exited = (state: State, entry: Entry, exit: Exit.Exit<Outcome>): void => {
+/**
+ * A running call's fiber ended. `ran` is the tool's result when the tool had returned before the fiber ended: it
+ * stands even if a cancellation landed afterwards.
+ */
+export const exited = (state: State, entry: Entry, exit: Exit.Exit<Outcome>, ran?: Outcome): void => {
   const outcome: Outcome = Exit.isSuccess(exit)
     ? exit.value
-    : (entry.ran ??
+    : (ran ??
       entry.cancel ??
       (Cause.isInterruptedOnly(exit.cause) ? errorOutcome(Texts.rejected) : errorOutcome(defectText(exit.cause))))
   complete(state, entry, outcome)
@@ -334,5 +334,11 @@ export const settle = (state: State): void => {
     emitState(state, entry, "executing")
     state.commands.start.push(entry)
   }
-  state.nextToYield = release(entries, state.nextToYield, state.settings.now(), state.commands.events)
+  state.nextToYield = release(
+    entries,
+    state.nextToYield,
+    state.settings.now(),
+    state.commands.events,
+    state.settings.detailed
+  )
 }

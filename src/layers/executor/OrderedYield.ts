@@ -18,7 +18,7 @@ export const resultEvent = (id: string, outcome: Outcome, t_ms: number): ResultE
 
 /**
  * Yields the completed calls from `next` on, up to the first one still pending: appends their result and
- * `yielded` state events to `events`, marks them yielded, and returns the new `next`.
+ * `yielded` state events (unless `states` is false) to `events`, marks them yielded, and returns the new `next`.
  */
 export const release = (
   entries: ReadonlyArray<{
@@ -28,14 +28,15 @@ export const release = (
   }>,
   next: number,
   t_ms: number,
-  events: Array<ExecutorEvent>
+  events: Array<ExecutorEvent>,
+  states = true
 ): number => {
   let i = next
   while (i < entries.length && entries[i].status === "completed") {
     const entry = entries[i]
     events.push(resultEvent(entry.call.id, entry.outcome!, t_ms))
     entry.status = "yielded"
-    events.push({ type: "state", tool_use_id: entry.call.id, state: "yielded", t_ms })
+    if (states) events.push({ type: "state", tool_use_id: entry.call.id, state: "yielded", t_ms })
     i++
   }
   return i

@@ -4,11 +4,11 @@
  * (`domain/Admission.ts`) decides what starts, each call runs the pipeline of `CallPipeline.ts`, and results
  * leave in request order. See docs/executor.md.
  */
-import { Chunk, Config, Effect, Layer, Option, Stream } from "effect"
-import { toolResult } from "../../domain/Blocks.js"
+import { Config, Deferred, Effect, Layer, Mailbox, Option, Stream } from "effect"
+import { type ToolResult, toolResult } from "../../domain/Blocks.js"
 import { checkBatch } from "../../domain/CallGraph.js"
 import type { DependencyCycleError, InvalidInputError } from "../../domain/Errors.js"
-import type { ExecutorEvent, ResultEvent, ToolCall } from "../../domain/ExecutorEvent.js"
+import type { ExecutorEvent, ToolCall } from "../../domain/ExecutorEvent.js"
 import { Approver } from "../../services/Approver.js"
 import { Hooks } from "../../services/Hooks.js"
 import { PermissionPolicy } from "../../services/PermissionPolicy.js"
@@ -65,30 +65,52 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
     })
     const env: Execution.Env = { registry, session, pipeline }
 
-    const execute = <E>(
-      calls: Stream.Stream<ToolCall, E>,
-      options: ExecuteOptions = {}
+    const settings = (options: ExecuteOptions): Execution.Options => ({
+      cap: Math.max(1, options.maxConcurrency ?? config.maxConcurrency),
+      cancellation: options.cancellation ?? config.cancellation,
+      scheduling: options.scheduling ?? config.scheduling,
+      control: options.control,
+      discovered: options.discovered
+    })
+
+    /** Every event of an execution, as a stream. */
+    const events = <E>(
+      input: Execution.Input<E>,
+      options: ExecuteOptions
     ): Stream.Stream<ExecutorEvent, E | InvalidInputError | DependencyCycleError> =>
       Stream.unwrapScoped(
-        Execution.run(env, calls, {
-          cap: Math.max(1, options.maxConcurrency ?? config.maxConcurrency),
-          cancellation: options.cancellation ?? config.cancellation,
-          scheduling: options.scheduling ?? config.scheduling,
-          control: options.control,
-          discovered: options.discovered
+        Effect.gen(function* () {
+          const mailbox = yield* Mailbox.make<ExecutorEvent, E | InvalidInputError | DependencyCycleError>()
+          yield* Execution.run(env, input, settings(options), Execution.mailboxSink(mailbox))
+          return Mailbox.toStream(mailbox)
         })
       )
 
-    const runBatch = (calls: ReadonlyArray<ToolCall>, options?: ExecuteOptions) =>
-      Stream.unwrap(Effect.as(validateBatch(calls), execute(Stream.fromIterable(calls), options)))
+    const execute = <E>(calls: Stream.Stream<ToolCall, E>, options: ExecuteOptions = {}) =>
+      events({ _tag: "Stream", calls }, options)
 
-    const runBatchCollect = (calls: ReadonlyArray<ToolCall>, options?: ExecuteOptions) =>
-      runBatch(calls, options).pipe(
-        Stream.filter((e): e is ResultEvent => e.type === "tool_result"),
-        Stream.map((e) => toolResult(e.tool_use_id, e.content, e.is_error)),
-        Stream.runCollect,
-        Effect.map(Chunk.toReadonlyArray)
-      )
+    const runBatch = (calls: ReadonlyArray<ToolCall>, options: ExecuteOptions = {}) =>
+      Stream.unwrap(Effect.as(validateBatch(calls), events<never>({ _tag: "Batch", calls }, options)))
+
+    // Only the results are wanted: no state or progress event is built, and no stream is run.
+    const runBatchCollect = (calls: ReadonlyArray<ToolCall>, options: ExecuteOptions = {}) =>
+      Effect.gen(function* () {
+        yield* validateBatch(calls)
+        const results: Array<ToolResult> = []
+        const done = yield* Deferred.make<ReadonlyArray<ToolResult>>()
+        const finish = Effect.suspend(() => Deferred.succeed(done, results))
+        yield* Execution.run(env, { _tag: "Batch", calls }, settings(options), {
+          detailed: false,
+          emit: (events) => {
+            for (const e of events) {
+              if (e.type === "tool_result") results.push(toolResult(e.tool_use_id, e.content, e.is_error))
+            }
+          },
+          end: () => finish,
+          discard: finish
+        })
+        return yield* Deferred.await(done)
+      }).pipe(Effect.scoped)
 
     return ToolExecutor.of({ execute, runBatch, runBatchCollect })
   })

@@ -10,11 +10,11 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { type CallToolResult, ErrorCode, type JSONRPCMessage, McpError } from "@modelcontextprotocol/sdk/types.js"
-import { Data, Effect, Fiber, Option, Queue } from "effect"
+import { Effect, Fiber, Option, Queue, Schema } from "effect"
 import { ToolFailure } from "../../domain/Errors.js"
 
 /** The connection ended while a call was in flight. */
-export class Disconnected extends Data.TaggedError("Disconnected")<{ readonly reason: string }> {}
+export class Disconnected extends Schema.TaggedError<Disconnected>()("Disconnected", { reason: Schema.String }) {}
 
 /** A progress notification as passed to `ctx.progress`. */
 export interface ProgressData {

@@ -8,7 +8,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { type Tool as McpTool, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import {
-  Data,
+  Chunk,
   Deferred,
   Duration,
   Effect,
@@ -26,26 +26,21 @@ import type { ResultContentBlock } from "../../domain/Blocks.js"
 import { ToolFailure } from "../../domain/Errors.js"
 import * as McpConfig from "../../domain/McpConfig.js"
 import * as Tool from "../../domain/Tool.js"
-import { McpElicitor, pendingServersKey, type ServerState, type ServerStatus } from "../../services/McpClients.js"
+import {
+  McpElicitor,
+  type McpOptions,
+  pendingServersKey,
+  type ServerState,
+  type ServerStatus
+} from "../../services/McpClients.js"
 import { Session } from "../../services/Session.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
 import * as McpCall from "./McpCall.js"
 import * as McpClientHandlers from "./McpClientHandlers.js"
 import { inputSchemaOf, textOf, toContent } from "./McpToolShape.js"
 
-/** Tunables of the client side; the defaults suit interactive use, tests shorten them. */
-export interface Options {
-  /** How long one connection attempt (spawn + initialize) may take. Default 30 s. */
-  readonly connectTimeout?: Duration.DurationInput | undefined
-  /** A call with no response and no progress for this long fails. Default 10 minutes. */
-  readonly toolTimeout?: Duration.DurationInput | undefined
-  /** The backoff between connection attempts; it restarts after each successful connection. */
-  readonly reconnectSchedule?: Schedule.Schedule<unknown, unknown> | undefined
-  /** How long a call waits for a (re)connection before failing. Default 30 s. */
-  readonly reconnectWait?: Duration.DurationInput | undefined
-  /** What happens to a stdio server's stderr. Default "ignore". */
-  readonly stderr?: "ignore" | "inherit" | undefined
-}
+/** Tunables of the client side (declared with the service, whose module needs no MCP SDK). */
+export type Options = McpOptions
 
 /** The default reconnection backoff: 200 ms doubling, capped at 30 s, forever. */
 export const defaultReconnectSchedule: Schedule.Schedule<unknown, unknown> = Schedule.exponential("200 millis").pipe(
@@ -53,7 +48,7 @@ export const defaultReconnectSchedule: Schedule.Schedule<unknown, unknown> = Sch
 )
 
 /** A connection attempt failed. */
-class ConnectFailed extends Data.TaggedError("ConnectFailed")<{ readonly reason: string }> {}
+class ConnectFailed extends Schema.TaggedError<ConnectFailed>()("ConnectFailed", { reason: Schema.String }) {}
 
 interface Connection {
   readonly client: Client
@@ -77,6 +72,28 @@ export interface Supervisor {
 const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
 export { inputSchemaOf, toContent } from "./McpToolShape.js"
+
+/**
+ * Every tool of a server, following `nextCursor` page after page with `Stream.paginateEffect`. A server that hands
+ * back a cursor it already gave would page forever, so that fails.
+ */
+export const listTools = (client: Client): Effect.Effect<ReadonlyArray<McpTool>, string> =>
+  Stream.paginateEffect({ cursor: Option.none<string>(), seen: new Set<string>() }, ({ cursor, seen }) =>
+    Effect.tryPromise({
+      try: () => client.listTools(Option.isSome(cursor) ? { cursor: cursor.value } : undefined),
+      catch: (e) => `tools/list failed: ${errorText(e)}`
+    }).pipe(
+      Effect.flatMap((page) => {
+        const next = page.nextCursor
+        if (next === undefined) return Effect.succeed([page.tools, Option.none()] as const)
+        if (seen.has(next)) return Effect.fail(`tools/list returned the cursor ${JSON.stringify(next)} twice`)
+        return Effect.succeed([
+          page.tools,
+          Option.some({ cursor: Option.some(next), seen: new Set([...seen, next]) })
+        ] as const)
+      })
+    )
+  ).pipe(Stream.flattenIterables, Stream.runCollect, Effect.map(Chunk.toReadonlyArray))
 
 // ---------------------------------------------------------------------------------------------------------------
 // The supervisor.
@@ -255,19 +272,7 @@ export const start = (
     }
 
     const listAll = (client: Client) =>
-      Effect.tryPromise({
-        try: async () => {
-          const tools: Array<McpTool> = []
-          let cursor: string | undefined
-          do {
-            const page = await client.listTools(cursor === undefined ? undefined : { cursor })
-            tools.push(...page.tools)
-            cursor = page.nextCursor
-          } while (cursor !== undefined)
-          return tools
-        },
-        catch: (e) => new ConnectFailed({ reason: `tools/list failed: ${errorText(e)}` })
-      })
+      listTools(client).pipe(Effect.mapError((reason) => new ConnectFailed({ reason })))
 
     /** Makes the registry hold exactly the server's current tools, replacing the ones whose definition changed. */
     const sync = (client: Client) =>

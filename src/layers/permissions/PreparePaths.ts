@@ -4,6 +4,7 @@
 import * as Path from "node:path"
 import { FileSystem } from "@effect/platform"
 import { Effect } from "effect"
+import { child, walkWith } from "../shell/PathResolver.js"
 import type { PreparedPath } from "./Prepared.js"
 
 /**
@@ -12,30 +13,16 @@ import type { PreparedPath } from "./Prepared.js"
  * longest existing prefix are appended lexically.
  */
 export const realpathLoose = (path: string): Effect.Effect<string, never, FileSystem.FileSystem> =>
-  Effect.gen(function* () {
-    const fs = yield* FileSystem.FileSystem
-    let current = "/"
-    let exists = true
-    for (const segment of path.split("/")) {
-      if (segment === "" || segment === ".") continue
-      if (segment === "..") {
-        current = Path.dirname(current)
-        continue
-      }
-      const next = Path.join(current, segment)
-      if (!exists) {
-        current = next
-        continue
-      }
-      const real = yield* fs.realPath(next).pipe(Effect.option)
-      if (real._tag === "Some") current = real.value
-      else {
-        exists = false
-        current = next
-      }
-    }
-    return current
-  })
+  Effect.flatMap(FileSystem.FileSystem, (fs) =>
+    walkWith(path, ({ dir, name }) =>
+      fs.realPath(child(dir, name)).pipe(
+        Effect.match({
+          onFailure: () => ({ path: child(dir, name), exists: false }),
+          onSuccess: (real) => ({ path: real, exists: true })
+        })
+      )
+    )
+  ).pipe(Effect.map((found) => found.path))
 
 const expand = (given: string, cwd: string, home: string): string => {
   if (given === "~") return home

@@ -11,6 +11,64 @@ import { Effect, Option } from "effect"
 /** The most symlinks followed for one path (as the kernel's ELOOP limit). */
 const maxLinks = 40
 
+/** Where a path component leads, and whether it exists. */
+export interface Found {
+  readonly path: string
+  readonly exists: boolean
+}
+
+/** One component to resolve: `name` inside the already resolved directory `dir`. */
+export interface Lookup {
+  readonly dir: string
+  readonly name: string
+}
+
+/** `dir/name` without doubling the root's slash. */
+export const child = (dir: string, name: string): string => (dir === "/" ? `/${name}` : `${dir}/${name}`)
+
+const parent = (dir: string): string => {
+  const slash = dir.lastIndexOf("/")
+  return slash <= 0 ? "/" : dir.slice(0, slash)
+}
+
+/**
+ * The walk every resolver shares, as the OS opens a path: `.` skipped, `..` taken from the resolved directory (so
+ * after a symlink, not lexically), each other component of the existing prefix handed out as a {@link Lookup} and
+ * replaced by where it leads; components past the first missing one are appended as written. Drive it with
+ * {@link walkWith} (effectful lookups) or step it by hand (lookups answered from a cache).
+ */
+export function* components(path: string): Generator<Lookup, Found, Found> {
+  let current = "/"
+  let exists = true
+  for (const name of path.split("/")) {
+    if (name === "" || name === ".") continue
+    if (name === "..") {
+      current = parent(current)
+      continue
+    }
+    if (!exists) {
+      current = child(current, name)
+      continue
+    }
+    const found: Found = yield { dir: current, name }
+    current = found.path
+    exists = found.exists
+  }
+  return { path: current, exists }
+}
+
+/** Runs {@link components} with an effectful lookup per component. */
+export const walkWith = <E, R>(
+  path: string,
+  lookup: (step: Lookup) => Effect.Effect<Found, E, R>
+): Effect.Effect<Found, E, R> =>
+  Effect.suspend(() => {
+    const steps = components(path)
+    const loop = (next: IteratorResult<Lookup, Found>): Effect.Effect<Found, E, R> =>
+      next.done ? Effect.succeed(next.value) : Effect.flatMap(lookup(next.value), (found) => loop(steps.next(found)))
+    return loop(steps.next())
+  })
+
 /** Resolves absolute paths; the cache lives as long as the resolver. */
 export interface PathResolver {
   /** The path with every symlink of an existing prefix resolved (a dangling link: its target). */
@@ -24,7 +82,7 @@ export const make = Effect.gen(function* () {
   const fs = yield* FileSystem.FileSystem
   const listings = new Map<string, ReadonlySet<string> | undefined>()
   /** Resolved form of `real dir + "/" + name`, and whether it exists. */
-  const entries = new Map<string, { readonly path: string; readonly exists: boolean }>()
+  const entries = new Map<string, Found>()
 
   const list = (dir: string): Effect.Effect<ReadonlySet<string> | undefined> => {
     const cached = listings.get(dir)
@@ -36,17 +94,13 @@ export const make = Effect.gen(function* () {
     )
   }
 
-  const entry = (
-    dir: string,
-    name: string,
-    depth: number
-  ): Effect.Effect<{ readonly path: string; readonly exists: boolean }> =>
+  const entry = (dir: string, name: string, depth: number): Effect.Effect<Found> =>
     Effect.gen(function* () {
-      const next = dir === "/" ? `/${name}` : `${dir}/${name}`
+      const next = child(dir, name)
       const cached = entries.get(next)
       if (cached !== undefined) return cached
       const names = yield* list(dir)
-      let found: { readonly path: string; readonly exists: boolean }
+      let found: Found
       if (names !== undefined && !names.has(name)) found = { path: next, exists: false }
       else {
         const real = yield* fs.realPath(next).pipe(Effect.option)
@@ -63,55 +117,31 @@ export const make = Effect.gen(function* () {
       return found
     })
 
-  const walk = (path: string, depth: number): Effect.Effect<{ readonly path: string; readonly exists: boolean }> =>
-    Effect.gen(function* () {
-      let current = "/"
-      let exists = true
-      for (const segment of path.split("/")) {
-        if (segment === "" || segment === ".") continue
-        if (segment === "..") {
-          current = Path.dirname(current)
-          continue
-        }
-        if (!exists) {
-          current = current === "/" ? `/${segment}` : `${current}/${segment}`
-          continue
-        }
-        const found = yield* entry(current, segment, depth)
-        current = found.path
-        exists = found.exists
-      }
-      return { path: current, exists }
-    })
+  const walk = (path: string, depth: number): Effect.Effect<Found> =>
+    walkWith(path, (step) => entry(step.dir, step.name, depth))
+
+  /** A component answered from the caches alone (a listing that lacks the name proves it missing), else undefined. */
+  const known = (step: Lookup): Found | undefined => {
+    const next = child(step.dir, step.name)
+    const found = entries.get(next)
+    if (found !== undefined) return found
+    const names = listings.get(step.dir)
+    if (names === undefined || names.has(step.name)) return undefined
+    const missing = { path: next, exists: false }
+    entries.set(next, missing)
+    return missing
+  }
 
   /** The resolved path from the caches alone, or undefined when the file system must be asked. */
   const cached = (path: string): string | undefined => {
-    let current = "/"
-    let exists = true
-    for (const segment of path.split("/")) {
-      if (segment === "" || segment === ".") continue
-      if (segment === "..") {
-        current = Path.dirname(current)
-        continue
-      }
-      const next = current === "/" ? `/${segment}` : `${current}/${segment}`
-      if (!exists) {
-        current = next
-        continue
-      }
-      const found = entries.get(next)
-      if (found !== undefined) {
-        current = found.path
-        exists = found.exists
-        continue
-      }
-      const names = listings.get(current)
-      if (names === undefined || names.has(segment)) return undefined
-      entries.set(next, { path: next, exists: false })
-      current = next
-      exists = false
+    const steps = components(path)
+    let next = steps.next()
+    while (!next.done) {
+      const found = known(next.value)
+      if (found === undefined) return undefined
+      next = steps.next(found)
     }
-    return current
+    return next.value.path
   }
 
   return {

@@ -11,6 +11,7 @@ import * as Tool from "../../domain/Tool.js"
 import * as FileWalker from "../files/FileWalker.js"
 import * as ReadGuardLive from "../permissions/ReadGuardLive.js"
 import * as ToolRegistryLive from "../registry/ToolRegistryLive.js"
+import { searchFlags } from "./SearchTool.js"
 
 /** The most paths returned. */
 export const maxResults = 100
@@ -145,12 +146,7 @@ export const make = Effect.flatMap(ReadGuardLive.current, (readGuard) =>
     output: Schema.String,
     category: "search",
     searchHint: "find files glob pattern name list",
-    isReadOnly: () => true,
-    isConcurrencySafe: () => true,
-    resources: (input) =>
-      input.path !== undefined && Path.isAbsolute(input.path)
-        ? [{ key: Path.resolve(input.path), access: "read" }]
-        : [],
+    ...searchFlags,
     summarize: (input) => input.pattern,
     call: (input, ctx) =>
       Effect.gen(function* () {

@@ -10,6 +10,7 @@ import * as FileWalker from "../files/FileWalker.js"
 import * as GrepEngine from "../files/GrepEngine.js"
 import * as ReadGuardLive from "../permissions/ReadGuardLive.js"
 import * as ToolRegistryLive from "../registry/ToolRegistryLive.js"
+import { searchFlags } from "./SearchTool.js"
 
 /** Output entries (lines, files or counts) returned when head_limit is not given. */
 export const defaultHeadLimit = 250
@@ -161,12 +162,7 @@ export const makeWith = (engine: Engine) =>
       output: Schema.String,
       category: "search",
       searchHint: "search grep ripgrep rg find text regex content",
-      isReadOnly: () => true,
-      isConcurrencySafe: () => true,
-      resources: (input) =>
-        input.path !== undefined && Path.isAbsolute(input.path)
-          ? [{ key: Path.resolve(input.path), access: "read" }]
-          : [],
+      ...searchFlags,
       summarize: (input) => input.pattern,
       validate: (input) =>
         input.type !== undefined && GrepEngine.fileTypes[input.type] === undefined

@@ -7,13 +7,11 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { NodeFileSystem } from "@effect/platform-node"
-import { Effect, Either, Layer, Schema } from "effect"
-import type { PermissionBehavior, PermissionMode } from "../../../src/domain/Permission.js"
-import * as PermissionRule from "../../../src/domain/PermissionRule.js"
+import { Effect, Layer, Schema } from "effect"
+import type { PermissionMode } from "../../../src/domain/Permission.js"
 import * as Tool from "../../../src/domain/Tool.js"
-import * as RulePermissionPolicy from "../../../src/layers/permissions/RulePermissionPolicy.js"
 import * as TreeSitterShellAnalyzer from "../../../src/layers/shell/TreeSitterShellAnalyzer.js"
-import * as Settings from "../../../src/services/Settings.js"
+import { decideWith, policyRequest } from "../../fixtures/BashDecision.js"
 
 /** A project tree in a fresh temp directory; `remove` deletes it. */
 export const makeProject = (prefix: string) => {
@@ -29,7 +27,8 @@ export const makeProject = (prefix: string) => {
 
 export type Project = ReturnType<typeof makeProject>
 
-const make = <F extends Schema.Struct.Fields>(
+/** A tool with the given input fields and declarations whose call does nothing: the policy only reads its flags. */
+export const fakeTool = <F extends Schema.Struct.Fields>(
   name: string,
   fields: F,
   extra: Partial<Tool.Definition<Schema.Struct.Type<F>, string>> = {}
@@ -48,12 +47,12 @@ const make = <F extends Schema.Struct.Fields>(
 /** Tools declared as the built-in ones are (name, category, read-only). */
 export const tools = {
   // The real Bash tool asks the analyzer; the policy combines `isReadOnly` with its own analysis the same way.
-  Bash: make("Bash", { command: Schema.String }, { category: "shell", isReadOnly: () => true }),
-  Read: make("Read", { file_path: Schema.String }, { category: "file", isReadOnly: () => true }),
-  Edit: make("Edit", { file_path: Schema.String }, { category: "file" }),
-  Write: make("Write", { file_path: Schema.String }, { category: "file" }),
-  WebFetch: make("WebFetch", { url: Schema.String }, { category: "network", isReadOnly: () => true }),
-  McpIssue: make("mcp__github__create_issue", { title: Schema.String }, { category: "mcp" })
+  Bash: fakeTool("Bash", { command: Schema.String }, { category: "shell", isReadOnly: () => true }),
+  Read: fakeTool("Read", { file_path: Schema.String }, { category: "file", isReadOnly: () => true }),
+  Edit: fakeTool("Edit", { file_path: Schema.String }, { category: "file" }),
+  Write: fakeTool("Write", { file_path: Schema.String }, { category: "file" }),
+  WebFetch: fakeTool("WebFetch", { url: Schema.String }, { category: "network", isReadOnly: () => true }),
+  McpIssue: fakeTool("mcp__github__create_issue", { title: Schema.String }, { category: "mcp" })
 } as const
 
 export type ToolName = keyof typeof tools
@@ -72,31 +71,12 @@ export interface Case {
 export const base = Layer.mergeAll(TreeSitterShellAnalyzer.layer, NodeFileSystem.layer)
 
 /** Decides one case in the project. */
-export const decide = (project: Project, c: Case) => {
-  const source = `${project.proj}/.claude/settings.json`
-  const rules = (texts: ReadonlyArray<string> | undefined, behavior: PermissionBehavior) =>
-    Either.getOrThrow(PermissionRule.parseAll(texts ?? [], { behavior, source, root: project.proj }))
-  const settings = Settings.layerStatic({
-    allow: rules(c.allow, "allow"),
-    ask: rules(c.ask, "ask"),
-    deny: rules(c.deny, "deny"),
-    defaultMode: c.mode ?? "default",
-    additionalDirectories: [],
-    home: project.home,
-    projectDir: project.proj
-  })
-  const context = {
-    toolUseId: "toolu_1",
-    cwd: project.proj,
-    permissionMode: c.mode ?? ("default" as const),
-    progress: () => Effect.void,
-    interrupted: Effect.never,
-    state: Effect.runSync(Tool.makeSessionState)
-  }
-  return Effect.flatMap(RulePermissionPolicy.make, (policy) =>
-    policy.decide({ tool: tools[c.tool], input: c.input, toolUseId: "toolu_1", context })
-  ).pipe(Effect.provide(settings))
-}
+export const decide = (project: Project, c: Case) =>
+  decideWith(
+    { project: project.proj, home: project.home },
+    c,
+    policyRequest(tools[c.tool], c.input, project.proj, c.mode ?? "default")
+  )
 
 /** Quotes a string for bash as one word. */
 export const shellQuote = (text: string): string => `'${text.replaceAll("'", "'\\''")}'`

@@ -12,6 +12,7 @@ import * as RulePermissionPolicy from "../../../src/layers/permissions/RulePermi
 import * as TreeSitterShellAnalyzer from "../../../src/layers/shell/TreeSitterShellAnalyzer.js"
 import * as Settings from "../../../src/services/Settings.js"
 import type { ShellAnalyzer } from "../../../src/services/ShellAnalyzer.js"
+import { fakeTool } from "./PolicyHarness.js"
 
 // A real temp tree: a project with a symlink escaping it, a home with a shell rc file, and a directory outside.
 const root = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-policy-")))
@@ -32,28 +33,12 @@ afterAll(() => Fs.rmSync(root, { recursive: true, force: true }))
 
 const settingsFile = `${proj}/.claude/settings.json`
 
-const make = <F extends Schema.Struct.Fields>(
-  name: string,
-  fields: F,
-  extra: Partial<Tool.Definition<Schema.Struct.Type<F>, string>> = {}
-) =>
-  Effect.runSync(
-    Tool.make({
-      name,
-      description: name,
-      input: Schema.Struct(fields),
-      output: Schema.String,
-      call: () => Effect.succeed(""),
-      ...extra
-    } as Tool.Definition<Schema.Struct.Type<F>, string>)
-  )
-
 const tools = {
-  Bash: make("Bash", { command: Schema.String }, { category: "shell", isReadOnly: () => true }),
-  Read: make("Read", { file_path: Schema.String }, { category: "file", isReadOnly: () => true }),
-  Edit: make("Edit", { file_path: Schema.String }, { category: "file" }),
-  Write: make("Write", { file_path: Schema.String }, { category: "file" }),
-  Glob: make(
+  Bash: fakeTool("Bash", { command: Schema.String }, { category: "shell", isReadOnly: () => true }),
+  Read: fakeTool("Read", { file_path: Schema.String }, { category: "file", isReadOnly: () => true }),
+  Edit: fakeTool("Edit", { file_path: Schema.String }, { category: "file" }),
+  Write: fakeTool("Write", { file_path: Schema.String }, { category: "file" }),
+  Glob: fakeTool(
     "Glob",
     { pattern: Schema.String, path: Schema.optional(Schema.String) },
     {
@@ -61,16 +46,16 @@ const tools = {
       isReadOnly: () => true
     }
   ),
-  WebFetch: make("WebFetch", { url: Schema.String }, { category: "network", isReadOnly: () => true }),
-  Deploy: make(
+  WebFetch: fakeTool("WebFetch", { url: Schema.String }, { category: "network", isReadOnly: () => true }),
+  Deploy: fakeTool(
     "Deploy",
     { target: Schema.String },
     {
       resources: (input) => [{ key: input.target, access: "write" }]
     }
   ),
-  Issue: make("mcp__github__create_issue", { title: Schema.String }),
-  Calm: make(
+  Issue: fakeTool("mcp__github__create_issue", { title: Schema.String }),
+  Calm: fakeTool(
     "Calm",
     { note: Schema.optional(Schema.String) },
     {
@@ -78,7 +63,7 @@ const tools = {
       checkPermissions: () => Effect.succeed<PermissionOpinion>({ behavior: "allow", reason: "Calm is harmless" })
     }
   ),
-  Guarded: make(
+  Guarded: fakeTool(
     "Guarded",
     { note: Schema.optional(Schema.String) },
     {

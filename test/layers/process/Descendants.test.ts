@@ -5,30 +5,20 @@
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer, Scope } from "effect"
 import * as CommandHookRunner from "../../../src/layers/hooks/CommandHookRunner.js"
 import * as ProcessBackgroundShells from "../../../src/layers/process/ProcessBackgroundShells.js"
 import * as ProcessGroup from "../../../src/layers/process/ProcessGroup.js"
-import * as FsResultStore from "../../../src/layers/results/FsResultStore.js"
-import * as SessionLive from "../../../src/layers/session/SessionLive.js"
-import * as TreeSitterShellAnalyzer from "../../../src/layers/shell/TreeSitterShellAnalyzer.js"
 import * as Bash from "../../../src/layers/tools/Bash.js"
-import { isAlive, makeContext, tempDir, waitUntil } from "../../fixtures/ProcessTestKit.js"
+import { bashServices, isAlive, makeContext, tempDir, waitUntil } from "../../fixtures/ProcessTestKit.js"
 
 const escapeScript = Path.resolve(import.meta.dirname, "../../fixtures/process/escape.sh")
 const ways = ["setsid", "setsid-f", "nohup", "daemon"] as const
 
 const stateDir = tempDir("armature-descendants-state-")
 
-const Services = Layer.mergeAll(
-  TreeSitterShellAnalyzer.layer,
-  FsResultStore.layerDir(stateDir),
-  ProcessBackgroundShells.layerDir(stateDir),
-  SessionLive.layer({ cwd: stateDir, stateDir }),
-  NodeFileSystem.layer
-).pipe(Layer.provideMerge(NodeFileSystem.layer))
+const Services = bashServices(stateDir)
 
 /** Waits until every escapee has written its pid, and returns the pids. */
 const escapees = (dir: string) =>

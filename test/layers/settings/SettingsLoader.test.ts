@@ -107,6 +107,26 @@ layer(NodeFileSystem.layer)("SettingsLoader", (it) => {
     })
   )
 
+  it.effect("the model key: a later source overrides an earlier one; a non-string names the file and `model`", () =>
+    Effect.gen(function* () {
+      const t = tree({
+        "home/.claude/settings.json": json({}, { model: "claude-user-1" }),
+        "proj/.claude/settings.json": json({}, { model: "claude-project-1" }),
+        "bad/settings.json": json({}, { model: 5 })
+      })
+      const settings = yield* Effect.provide(Settings, SettingsLoader.layer({ home: t.home, projectDir: t.project }))
+      expect(settings.settings.model).toBe("claude-project-1")
+      const error = yield* Effect.flip(
+        SettingsLoader.load({
+          home: t.home,
+          projectDir: t.project,
+          settingsFiles: [Path.join(t.dir, "bad/settings.json")]
+        })
+      )
+      expect(error).toMatchObject({ _tag: "SettingsShapeError", path: "model" })
+    })
+  )
+
   describe("malformed files are typed errors naming the file", () => {
     const failure = (files: Record<string, string>, extra: Partial<SettingsLoader.LoadOptions> = {}) => {
       const t = tree(files)

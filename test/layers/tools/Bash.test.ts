@@ -2,28 +2,19 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect, Either, Exit, Fiber, Layer, Ref, Scope } from "effect"
+import { Effect, Either, Exit, Fiber, Ref, Scope } from "effect"
 import { ToolFailure } from "../../../src/domain/Errors.js"
 import * as Tool from "../../../src/domain/Tool.js"
 import * as ProcessBackgroundShells from "../../../src/layers/process/ProcessBackgroundShells.js"
-import * as FsResultStore from "../../../src/layers/results/FsResultStore.js"
-import * as SessionLive from "../../../src/layers/session/SessionLive.js"
-import * as TreeSitterShellAnalyzer from "../../../src/layers/shell/TreeSitterShellAnalyzer.js"
 import * as Bash from "../../../src/layers/tools/Bash.js"
 import * as BashOutput from "../../../src/layers/tools/BashOutput.js"
 import * as KillShell from "../../../src/layers/tools/KillShell.js"
-import { groupMembers, isAlive, makeContext, tempDir, waitUntil } from "../../fixtures/ProcessTestKit.js"
+import { bashServices, groupMembers, isAlive, makeContext, tempDir, waitUntil } from "../../fixtures/ProcessTestKit.js"
 
 const stateDir = tempDir("armature-bash-state-")
 const work = tempDir("armature-bash-work-")
 
-const Services = Layer.mergeAll(
-  TreeSitterShellAnalyzer.layer,
-  FsResultStore.layerDir(stateDir),
-  ProcessBackgroundShells.layerDir(stateDir),
-  SessionLive.layer({ cwd: stateDir, stateDir }),
-  NodeFileSystem.layer
-).pipe(Layer.provideMerge(NodeFileSystem.layer))
+const Services = bashServices(stateDir)
 
 let counter = 0
 const nextId = () => `toolu_bash_${++counter}`
