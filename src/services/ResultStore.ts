@@ -3,7 +3,7 @@
  * by a preview, and tools that produce streams spill them to a file while keeping only a bounded head and tail in
  * memory.
  */
-import { Context, Data, type Effect, type Option, type Scope } from "effect"
+import { Context, type Effect, type Option, Schema, type Scope } from "effect"
 import type { ToolResultContent } from "../domain/Blocks.js"
 import type * as HeadTail from "../domain/HeadTail.js"
 
@@ -16,10 +16,10 @@ export interface StoreRequest {
 }
 
 /** Writing a persisted result or a spill file failed. */
-export class ResultStoreError extends Data.TaggedError("ResultStoreError")<{
-  readonly path: string
-  readonly reason: string
-}> {
+export class ResultStoreError extends Schema.TaggedError<ResultStoreError>()("ResultStoreError", {
+  path: Schema.String,
+  reason: Schema.String
+}) {
   override get message(): string {
     return `Could not save output to ${this.path}: ${this.reason}`
   }
