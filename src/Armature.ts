@@ -179,11 +179,13 @@ export interface Overrides<E = never> {
 /**
  * An approver from a function, like the Agent SDK's `canUseTool`: answer `{ behavior: "allow" }` (optionally with
  * `updatedInput` and `updatedPermissions`) or `{ behavior: "deny", message }`, as an Effect or a Promise. A thrown
- * error or a rejected promise denies.
+ * error or a rejected promise denies. `mcp` optionally answers MCP servers' forms (`onElicitation`) and sampling
+ * requests (`onSampling`); see docs/mcp.md.
  */
 export const approveWith = (
-  canUseTool: CallbackApprover.CanUseTool
-): Layer.Layer<ApproverPort.Approver, never, Settings> => CallbackApprover.layer(canUseTool)
+  canUseTool: CallbackApprover.CanUseTool,
+  mcp: CallbackApprover.McpCallbacks = {}
+): Layer.Layer<ApproverPort.Approver, never, Settings> => CallbackApprover.layer(canUseTool, mcp)
 
 /** A model that refuses every request: the default when the options name none. */
 export const noModel: Layer.Layer<LanguageModel> = Layer.succeed(
@@ -321,18 +323,20 @@ const compose = <E>(options: Options<E>) => {
     resultStoreLayer(options.resultStore),
     overrides.resultCache ?? ResultCache.disabled
   )
+  // One model layer (layers are shared by reference), given to the MCP servers too when configured: their
+  // sampling requests run on it.
+  const model: Layer.Layer<LanguageModel, E | Layer.Layer.Error<ReturnType<typeof modelLayer<never>>>, Platform> =
+    modelLayer(options)
+  const mcp = options.model === undefined ? mcpLayer(options) : mcpLayer(options).pipe(Layer.provide(model))
   const tools = Layer.mergeAll(
     options.builtins === false ? Layer.empty : BuiltinTools.layer,
     mergeLayers((options.tools ?? []).map(registerTool)),
-    mcpLayer(options)
+    mcp
   )
   const executor =
     overrides.executor ??
     StreamingExecutor.layer(options.maxConcurrency === undefined ? {} : { maxConcurrency: options.maxConcurrency })
-  const agent = Layer.mergeAll(
-    modelLayer(options),
-    options.transcript === true ? TranscriptLive.layer : TranscriptLive.none
-  )
+  const agent = Layer.mergeAll(model, options.transcript === true ? TranscriptLive.layer : TranscriptLive.none)
   return Layer.mergeAll(executor, agent).pipe(
     Layer.provideMerge(tools),
     Layer.provideMerge(overrides.registry ?? ToolRegistryLive.layer),

@@ -1,6 +1,6 @@
 /**
- * Settings files in Claude Code's shape (SPEC §5.7): the Schema, decoding with errors that name the file and the
- * JSON path, and the merge of several sources into the effective permission settings.
+ * Settings files in Claude Code's shape (docs/permissions.md): the Schema, decoding with errors that name the file and
+ * the JSON path, and the merge of several sources into the effective permission settings.
  */
 import * as Path from "node:path"
 import { Either, ParseResult, Schema } from "effect"

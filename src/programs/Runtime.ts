@@ -139,6 +139,8 @@ export interface EngineExtras {
   readonly transcript?: boolean | undefined
   /** Retries of the Anthropic model (`run --max-retries`). */
   readonly modelRetry?: RetryPolicy | undefined
+  /** The model name MCP servers' sampling requests run with (`run --model`). */
+  readonly samplingModel?: string | undefined
   /** How large results are shown and whether read-only results are cached (`--result-strategy`, `--result-cache`). */
   readonly results?: ResultOptions | undefined
 }
@@ -177,7 +179,7 @@ export const engineLayer = (options: EngineOptions, extras: EngineExtras = {}) =
         approver: extras.approver !== "headless" && interactive ? TerminalApprover.layer : "headless",
         mcpConfig: Option.getOrUndefined(options.mcpConfig),
         mcpProject: true,
-        mcp: { stderr: extras.mcpStderr ?? "ignore" },
+        mcp: { stderr: extras.mcpStderr ?? "ignore", samplingModel: extras.samplingModel },
         model: extras.model,
         transcript: extras.transcript,
         modelRetry: extras.modelRetry,

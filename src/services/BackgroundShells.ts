@@ -1,6 +1,6 @@
 /**
- * Shell commands started with `run_in_background`: started, read incrementally and killed by id (SPEC §9 Bash,
- * BashOutput, KillShell). Every shell still running is killed when the service's scope closes.
+ * Shell commands started with `run_in_background`: started, read incrementally and killed by id (the Bash,
+ * BashOutput and KillShell tools; docs/tools.md). Every shell still running is killed when the service's scope closes.
  */
 import { Context, type Effect, type Scope } from "effect"
 import type { ToolFailure } from "../domain/Errors.js"
