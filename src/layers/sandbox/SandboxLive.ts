@@ -174,7 +174,7 @@ export const make = (options: LiveOptions = {}) =>
           }),
           () => Effect.sync(() => manager.cleanupAfterCommand())
         ),
-      explain: (id, output) =>
+      explain: (id, output, failed) =>
         SandboxNotes.note(
           config,
           policy,
@@ -184,7 +184,8 @@ export const make = (options: LiveOptions = {}) =>
               .getViolationsForCommand(id)
               .map((v) => v.line),
             output
-          )
+          ),
+          failed
         )
     })
   })
