@@ -156,6 +156,8 @@ export const runAgent = (args: RunArgs) =>
       maxTokens: args.maxTokens,
       appendSystemPrompt: Option.getOrUndefined(args.appendSystemPrompt),
       interrupts,
+      // stream-json: each content block as it completes, as claude -p --output-format stream-json --verbose
+      assistantEvents: args.output === "stream-json" ? "block" : "message",
       onEvent: printer(args.output),
       onModelEvent: modelPrinter(args.output)
     })

@@ -57,6 +57,14 @@ export const engineOptions = {
   mcpConfig: Options.file("mcp-config").pipe(
     Options.withDescription("An .mcp.json file of MCP servers whose tools join the pool"),
     Options.optional
+  ),
+  // Two flags rather than one negatable boolean: a boolean option is false when absent, and absent must mean "as the
+  // settings say".
+  sandbox: Options.boolean("sandbox").pipe(
+    Options.withDescription("Run Bash in the OS sandbox, whatever sandbox.enabled says (see docs/sandbox.md)")
+  ),
+  noSandbox: Options.boolean("no-sandbox").pipe(
+    Options.withDescription("Run Bash without the OS sandbox, whatever sandbox.enabled says")
   )
 }
 
@@ -98,6 +106,8 @@ export interface EngineOptions {
   readonly disallowedTools: ReadonlyArray<string>
   readonly maxConcurrency: Option.Option<number>
   readonly mcpConfig: Option.Option<string>
+  readonly sandbox: boolean
+  readonly noSandbox: boolean
 }
 
 /** The registry with every built-in tool registered, for a session in `cwd` (no permissions needed). */
@@ -159,6 +169,7 @@ export const engineLayer = (options: EngineOptions, extras: EngineExtras = {}) =
         disallowedTools: options.disallowedTools,
         permissionMode: Option.getOrUndefined(options.permissionMode),
         maxConcurrency: Option.getOrUndefined(options.maxConcurrency),
+        sandbox: options.noSandbox ? false : options.sandbox ? true : undefined,
         approver: extras.approver !== "headless" && interactive ? TerminalApprover.layer : "headless",
         mcpConfig: Option.getOrUndefined(options.mcpConfig),
         mcpProject: true,

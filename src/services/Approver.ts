@@ -1,5 +1,5 @@
 /**
- * Who answers "ask" (SPEC §5.5).
+ * Who answers "ask": a terminal, a callback, or nobody (headless). See docs/library.md, "Who answers \"ask\"".
  */
 import { Context, Effect, Layer } from "effect"
 import type { PermissionDecision } from "../domain/Permission.js"
@@ -40,7 +40,7 @@ export class Approver extends Context.Tag("armature/Approver")<
   }
 >() {}
 
-/** The headless text of SPEC §5.5. */
+/** The refusal text when nobody can be asked (a headless run): names the tool and why it asked. */
 export const headlessMessage = (toolName: string, reason: string): string =>
   `Permission to use ${toolName} has not been granted. ${reason}`.trimEnd()
 

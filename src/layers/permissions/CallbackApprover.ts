@@ -1,5 +1,5 @@
 /**
- * An Approver that asks a function, like the SDK's `canUseTool` (SPEC §5.5). Approvals are bound to the call's id
+ * An Approver that asks a function, like the SDK's `canUseTool` (docs/library.md). Approvals are bound to the call's id
  * and a hash of its input: a recorded answer is reused only for the very same call with the very same input.
  */
 import * as Crypto from "node:crypto"

@@ -1,5 +1,5 @@
 /**
- * An Approver that asks on a terminal (SPEC §5.5): `y` approves this call once, `a` approves it and adds a session
+ * An Approver that asks on a terminal: `y` approves this call once, `a` approves it and adds a session
  * rule for this tool (or command prefix, or directory), `n` refuses it, optionally with a reason for the model
  * (`n too risky`). It also asks MCP's questions (forms, sampling, project servers: TerminalForms.ts). The input
  * and output streams are injectable, so tests drive it with in-memory streams.
