@@ -15,7 +15,8 @@ const slow = [
   "test/domain/Admission.test.ts",
   "test/layers/executor/StreamingExecutorProperties.test.ts",
   "test/layers/shell/ReadOnlyAnalysis.test.ts",
-  "test/layers/tools/SearchReadDeny.test.ts"
+  "test/layers/tools/SearchReadDeny.test.ts",
+  "test/layers/sandbox/SandboxBash.test.ts"
 ]
 
 export default defineConfig({

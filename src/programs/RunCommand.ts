@@ -49,8 +49,17 @@ export const runLayer = (
   options: EngineOptions,
   sessionId: string | undefined,
   retry?: RetryPolicy,
-  results?: ResultOptions
-) => engineLayer(options, { sessionId, model: "anthropic", transcript: true, modelRetry: retry, results })
+  results?: ResultOptions,
+  model?: string | undefined
+) =>
+  engineLayer(options, {
+    sessionId,
+    model: "anthropic",
+    transcript: true,
+    modelRetry: retry,
+    results,
+    samplingModel: model
+  })
 
 /**
  * Ctrl-C as a stream (see `Signals.listen`): the first two signals are emitted (interrupt, then abort) and a third
@@ -147,6 +156,8 @@ export const runAgent = (args: RunArgs) =>
       maxTokens: args.maxTokens,
       appendSystemPrompt: Option.getOrUndefined(args.appendSystemPrompt),
       interrupts,
+      // stream-json: each content block as it completes, as claude -p --output-format stream-json --verbose
+      assistantEvents: args.output === "stream-json" ? "block" : "message",
       onEvent: printer(args.output),
       onModelEvent: modelPrinter(args.output)
     })
@@ -246,7 +257,13 @@ export const command = Command.make("run", { prompt, ...runOptions, ...resultOpt
     yield* checkResume(runArgs)
     yield* runAgent(runArgs).pipe(
       Effect.provide(
-        runLayer(args as EngineOptions, Option.getOrUndefined(args.resume), retryOf(args.maxRetries), args)
+        runLayer(
+          args as EngineOptions,
+          Option.getOrUndefined(args.resume),
+          retryOf(args.maxRetries),
+          args,
+          modelOf(args.model)
+        )
       )
     )
   }).pipe(ExitCode.onInvalidInput)

@@ -1,6 +1,7 @@
 /**
- * Large-result handling (SPEC §7): results above a tool's threshold are persisted and replaced by a preview, and
- * tools that produce streams spill them to a file while keeping only a bounded head and tail in memory.
+ * Large-result handling (docs/tools.md, "Size of results"): results above a tool's threshold are persisted and replaced
+ * by a preview, and tools that produce streams spill them to a file while keeping only a bounded head and tail in
+ * memory.
  */
 import { Context, type Effect, type Option, Schema, type Scope } from "effect"
 import type { ToolResultContent } from "../domain/Blocks.js"

@@ -1,6 +1,6 @@
 /**
- * The two Grep engines (SPEC §9): `rg` when it is on PATH, and a built-in engine (JS RegExp over the files of
- * FileWalker) otherwise. Both produce the same structured matches; one formatter turns them into ripgrep's output.
+ * The two Grep engines (docs/tools.md, Grep): `rg` when it is on PATH, and a built-in engine (JS RegExp over the files
+ * of FileWalker) otherwise. Both produce the same structured matches; one formatter turns them into ripgrep's output.
  */
 import * as ChildProcess from "node:child_process"
 import * as NodeFs from "node:fs"
