@@ -1,7 +1,6 @@
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { PassThrough } from "node:stream"
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
@@ -14,6 +13,7 @@ import * as TreeSitterShellAnalyzer from "../../../src/layers/shell/TreeSitterSh
 import * as Approver from "../../../src/services/Approver.js"
 import { McpClients } from "../../../src/services/McpClients.js"
 import { fast, fixtureServer } from "../../fixtures/mcp/client.js"
+import { typedAnswers } from "../../fixtures/TypedAnswers.js"
 
 /** A project whose .mcp.json names the fixture server three times; "three" is disabled in the local settings. */
 const project = () => {
@@ -50,19 +50,12 @@ const clients = <E, R>(
   )
 
 const terminal = (dir: string, answers: ReadonlyArray<string>) => {
-  const input = new PassThrough()
-  const output = new PassThrough()
-  let written = ""
-  output.on("data", (chunk) => {
-    written += String(chunk)
-  })
-  for (const line of answers) input.write(`${line}\n`)
-  input.end()
+  const { input, output, written } = typedAnswers(answers, { close: true })
   const layer = TerminalApprover.layerWith({ input, output }).pipe(
     Layer.provide(TreeSitterShellAnalyzer.layer),
     Layer.provide(SettingsLoader.layer({ projectDir: dir, cwd: dir, settingSources: [] }))
   )
-  return { layer, output: () => written }
+  return { layer, output: written }
 }
 
 const started = Effect.flatMap(McpClients, (m) => Effect.zipRight(m.ready, m.servers)).pipe(
