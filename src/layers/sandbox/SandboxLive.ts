@@ -126,19 +126,14 @@ const sandboxTmpDir = Config.string("CLAUDE_CODE_TMPDIR").pipe(
   Config.withDefault("/tmp/claude")
 )
 
-/** Builds the service from the settings (and the `--sandbox`/`--no-sandbox` override). */
-export const make = (options: LiveOptions = {}) =>
+/** The sandbox the settings (and the flag) ask for, with the policy derived for this session, or "Off". */
+const configured = (options: LiveOptions) =>
   Effect.gen(function* () {
     const settings = yield* Settings
     const session = yield* Session
     const config = SandboxDomain.resolve(settings.settings.sandbox, options.enabled)
-    if (!config.enabled) return Sandbox.of({ ...disabledService, config })
+    if (!config.enabled) return { _tag: "Off", config } as const
     const cwd = (yield* Ref.get(session.context)).cwd
-    // The state directory is made read-only inside the sandbox; it must exist as a directory first, or the runtime
-    // would put an empty file in its place while a command runs.
-    yield* Effect.sync(() => Fs.mkdirSync(session.stateDir, { recursive: true })).pipe(Effect.ignore)
-    const tmp = yield* sandboxTmpDir.pipe(Effect.orElseSucceed(() => "/tmp/claude"))
-    yield* Effect.sync(() => Fs.mkdirSync(tmp, { recursive: true })).pipe(Effect.ignore)
     const policy = SandboxPolicy.derive({
       permissions: settings.permissions,
       section: config.section,
@@ -146,6 +141,20 @@ export const make = (options: LiveOptions = {}) =>
       home: settings.home,
       protectedDirs: [Path.join(settings.projectDir, ".claude"), session.stateDir]
     })
+    return { _tag: "On", config, cwd, policy, stateDir: session.stateDir } as const
+  })
+
+/** Builds the service from the settings (and the `--sandbox`/`--no-sandbox` override). */
+export const make = (options: LiveOptions = {}) =>
+  Effect.gen(function* () {
+    const wanted = yield* configured(options)
+    if (wanted._tag === "Off") return Sandbox.of({ ...disabledService, config: wanted.config })
+    const { config, cwd, policy } = wanted
+    // The state directory is made read-only inside the sandbox; it must exist as a directory first, or the runtime
+    // would put an empty file in its place while a command runs.
+    yield* Effect.sync(() => Fs.mkdirSync(wanted.stateDir, { recursive: true })).pipe(Effect.ignore)
+    const tmp = yield* sandboxTmpDir.pipe(Effect.orElseSucceed(() => "/tmp/claude"))
+    yield* Effect.sync(() => Fs.mkdirSync(tmp, { recursive: true })).pipe(Effect.ignore)
     const started = yield* Effect.either(start(runtimeConfig(policy, options), cwd))
     if (Either.isLeft(started)) {
       return Sandbox.of({
@@ -205,18 +214,9 @@ const disabledService = {
  */
 export const makeStatic = (options: LiveOptions = {}) =>
   Effect.gen(function* () {
-    const settings = yield* Settings
-    const session = yield* Session
-    const config = SandboxDomain.resolve(settings.settings.sandbox, options.enabled)
-    if (!config.enabled) return Sandbox.of({ ...disabledService, config })
-    const cwd = (yield* Ref.get(session.context)).cwd
-    const policy = SandboxPolicy.derive({
-      permissions: settings.permissions,
-      section: config.section,
-      cwd,
-      home: settings.home,
-      protectedDirs: [Path.join(settings.projectDir, ".claude"), session.stateDir]
-    })
+    const wanted = yield* configured(options)
+    if (wanted._tag === "Off") return Sandbox.of({ ...disabledService, config: wanted.config })
+    const { config, policy } = wanted
     const reasons = yield* loadRuntime.pipe(
       Effect.map((runtime) =>
         runtime.SandboxManager.isSupportedPlatform()
