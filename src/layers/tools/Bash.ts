@@ -214,8 +214,11 @@ export const make = Effect.gen(function* () {
   const sandboxOn = sandbox.config.enabled
 
   /** How the command runs (sandboxed, not, or refused), and the command line to give `/bin/bash -c`. */
+  const unsandboxed: SandboxDomain.RunPlan = { _tag: "Unsandboxed", why: "disabled" }
   const planOf = (input: Input) =>
     Effect.suspend(() => {
+      // With the sandbox off there is nothing to plan (and no command line to analyse again).
+      if (!sandboxOn) return Effect.succeed(unsandboxed)
       const commands = analyzer.analyze(input.command).commands.map((c) => c.argv)
       const plan = SandboxPort.planFor(sandbox, commands, input.dangerouslyDisableSandbox === true)
       return plan._tag === "Refused" ? Effect.fail(new ToolFailure({ message: plan.message })) : Effect.succeed(plan)
