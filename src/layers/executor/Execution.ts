@@ -19,6 +19,7 @@ import {
   Option,
   Queue,
   Ref,
+  Runtime,
   type Scope,
   Stream
 } from "effect"
@@ -146,14 +147,32 @@ export const run = <E>(
         )
     }
 
-    const carryOut = (commands: ExecutionState.Commands) =>
-      Effect.gen(function* () {
-        const { modifiers } = commands
-        if (modifiers.length > 0) yield* Ref.update(env.session.context, (c) => modifiers.reduce((a, m) => m(a), c))
+    /**
+     * Carries out a transition's commands, in order: modifiers, events, starts, interrupts. Calls start with the
+     * owner's runtime, at once rather than at the scheduler's next turn: a call that finishes without waiting on
+     * anything has sent its exit before the owner looks at its inbox again, which saves the owner a wake per call.
+     * A started call only ever talks to the owner through the inbox, so starting it here touches no state.
+     */
+    const carryOut = (runtime: Runtime.Runtime<never>, commands: ExecutionState.Commands): Effect.Effect<void> => {
+      const rest = () => {
         if (commands.events.length > 0) sink.emit(commands.events)
-        for (const entry of commands.start) entry.fiber = yield* FiberSet.run(fibers, callFiber(entry))
-        for (const fiber of commands.interrupt) yield* Fiber.interruptFork(fiber)
-      })
+        for (const entry of commands.start) {
+          const fiber = Runtime.runFork(runtime, callFiber(entry))
+          FiberSet.unsafeAdd(fibers, fiber)
+          if (entry.status === "executing") entry.fiber = fiber
+        }
+        return commands.interrupt.length === 0
+          ? Effect.void
+          : Effect.forEach(commands.interrupt, Fiber.interruptFork, { discard: true })
+      }
+      const { modifiers } = commands
+      return modifiers.length === 0
+        ? rest()
+        : Effect.zipRight(
+            Ref.update(env.session.context, (c) => modifiers.reduce((a, m) => m(a), c)),
+            Effect.suspend(rest)
+          )
+    }
 
     /** Applies one message; false when the execution was discarded. */
     const apply = (message: Message<Failure<E>>, failure: { cause: Option.Option<Cause.Cause<Failure<E>>> }) => {
@@ -179,6 +198,7 @@ export const run = <E>(
     /** The owner: the only fiber that reads or writes the state. */
     const owner = (initial: Array<Message<Failure<E>>>) =>
       Effect.gen(function* () {
+        const runtime = yield* Effect.runtime<never>()
         const failure = { cause: Option.none<Cause.Cause<Failure<E>>>() }
         // the first messages are taken out of `initial` so that a long batch's arrivals are not held to the end
         let messages: Iterable<Message<Failure<E>>> = initial.splice(0)
@@ -191,7 +211,7 @@ export const run = <E>(
             }
           }
           ExecutionState.settle(state)
-          yield* carryOut(ExecutionState.takeCommands(state))
+          yield* carryOut(runtime, ExecutionState.takeCommands(state))
           if (ExecutionState.isFinished(state)) return yield* sink.end(failure.cause)
           messages = yield* Queue.takeBetween(inbox, 1, Number.POSITIVE_INFINITY)
         }
