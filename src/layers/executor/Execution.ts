@@ -103,12 +103,17 @@ type Message<E> =
 
 type Failure<E> = E | InvalidInputError | DependencyCycleError
 
-/** Starts an execution in the current scope; its events go to `sink`, which is told when it ends. */
+/**
+ * Starts an execution in the current scope; its events go to `sink`, which is told when it ends. With `inline`, a
+ * batch's owner runs in the calling fiber, which returns once the sink was told the end (a caller that only waits
+ * for the results saves a fiber and a wake per batch); a stream's owner always has its own fiber.
+ */
 export const run = <E>(
   env: Env,
   input: Input<E>,
   options: Options,
-  sink: Sink<Failure<E>>
+  sink: Sink<Failure<E>>,
+  inline = false
 ): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function* () {
     const clock = yield* Effect.clock
@@ -220,6 +225,17 @@ export const run = <E>(
     const discovered =
       options.discovered !== undefined ? Effect.succeed(options.discovered) : env.session.state.get(discoveredToolsKey)
 
+    const control = options.control
+    if (control !== undefined) {
+      yield* Effect.forkScoped(
+        Deferred.await(control.interrupted).pipe(
+          Effect.zipRight(send({ _tag: "Interrupt", all: false })),
+          Effect.zipRight(Deferred.await(control.aborted)),
+          Effect.zipRight(send({ _tag: "Interrupt", all: true }))
+        )
+      )
+      yield* Effect.forkScoped(Effect.zipRight(Deferred.await(control.discarded), send({ _tag: "Discard" })))
+    }
     if (input._tag === "Batch") {
       // A whole batch arrives at once (it was checked as a whole before): no input fiber, one lookup per name.
       const known = yield* discovered
@@ -230,6 +246,7 @@ export const run = <E>(
         arrivals.push({ _tag: "Arrive", call, tool: tools.get(call.name), discovered: known })
       }
       arrivals.push({ _tag: "InputEnded", failure: Option.none() })
+      if (inline) return yield* owner(arrivals)
       yield* Effect.forkScoped(owner(arrivals))
     } else {
       const check = makeStreamCheck()
@@ -247,16 +264,5 @@ export const run = <E>(
       )
       yield* Effect.forkScoped(owner([]))
       yield* Effect.forkScoped(feed)
-    }
-    const control = options.control
-    if (control !== undefined) {
-      yield* Effect.forkScoped(
-        Deferred.await(control.interrupted).pipe(
-          Effect.zipRight(send({ _tag: "Interrupt", all: false })),
-          Effect.zipRight(Deferred.await(control.aborted)),
-          Effect.zipRight(send({ _tag: "Interrupt", all: true }))
-        )
-      )
-      yield* Effect.forkScoped(Effect.zipRight(Deferred.await(control.discarded), send({ _tag: "Discard" })))
     }
   })
