@@ -144,9 +144,15 @@ export const run = <E>(
             ran = outcome
           })
       }
+      const pipeline = env.pipeline.run({ call: entry.call, tool: entry.tool!, input: entry.input }, links)
+      // The planner starts a call only when its permits are free, so they are taken at once (`withPermits` would
+      // always pass through the scheduler first); waiting for them stays as the fallback should they not be.
       return semaphore
-        .withPermits(permits)(env.pipeline.run({ call: entry.call, tool: entry.tool!, input: entry.input }, links))
+        .withPermitsIfAvailable(permits)(pipeline)
         .pipe(
+          Effect.flatMap((outcome) =>
+            Option.isSome(outcome) ? Effect.succeed(outcome.value) : semaphore.withPermits(permits)(pipeline)
+          ),
           Effect.interruptible,
           Effect.onExit((exit) => send({ _tag: "Exited", entry, exit, ran }))
         )
