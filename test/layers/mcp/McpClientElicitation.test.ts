@@ -1,5 +1,4 @@
 import * as Os from "node:os"
-import { PassThrough } from "node:stream"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import * as Armature from "../../../src/Armature.js"
@@ -19,24 +18,18 @@ import {
   textOf,
   waitFor
 } from "../../fixtures/mcp/client.js"
+import { typedAnswers } from "../../fixtures/TypedAnswers.js"
 
 const settings = Settings.layerStatic({ home: Os.homedir(), projectDir: root })
 
 /** The terminal approver reading `answers` from a pipe, as if typed; `output()` is what it printed. */
 const terminal = (answers: ReadonlyArray<string>) => {
-  const input = new PassThrough()
-  const output = new PassThrough()
-  let written = ""
-  output.on("data", (chunk) => {
-    written += String(chunk)
-  })
-  for (const line of answers) input.write(`${line}\n`)
   // No more answers: the input closes, so a question too many cancels instead of waiting forever.
-  input.end()
+  const { input, output, written } = typedAnswers(answers, { close: true })
   const layer = TerminalApprover.layerWith({ input, output }).pipe(
     Layer.provide(Layer.merge(TreeSitterShellAnalyzer.layer, settings))
   )
-  return { layer, output: () => written }
+  return { layer, output: written }
 }
 
 const askUser = Effect.map(call("mcp__fixture__ask_user", {}), (content) => JSON.parse(textOf(content)))

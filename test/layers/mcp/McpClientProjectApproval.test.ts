@@ -1,7 +1,6 @@
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { PassThrough } from "node:stream"
 import { NodeContext } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
@@ -14,6 +13,7 @@ import * as TreeSitterShellAnalyzer from "../../../src/layers/shell/TreeSitterSh
 import * as Approver from "../../../src/services/Approver.js"
 import { McpClients } from "../../../src/services/McpClients.js"
 import { fast, fixtureServer } from "../../fixtures/mcp/client.js"
+import { typedAnswers } from "../../fixtures/TypedAnswers.js"
 
 /** A project whose .mcp.json names the fixture server three times; "three" is disabled in the local settings. */
 const project = () => {
@@ -35,8 +35,13 @@ const localSettings = (dir: string) =>
   JSON.parse(Fs.readFileSync(Path.join(dir, ".claude", "settings.local.json"), "utf8")) as Record<string, unknown>
 
 /** The client side of `dir`'s .mcp.json, with `approver`, the settings of the project and a notice collector. */
-const clients = <E, R>(dir: string, approver: Layer.Layer<Approver.Approver, E, R>, notices: Array<string>) =>
-  McpClientsLive.layerFromSources({ projectDir: dir, notice: (line) => notices.push(line) }, fast).pipe(
+const clients = <E, R>(
+  dir: string,
+  approver: Layer.Layer<Approver.Approver, E, R>,
+  notices: Array<string>,
+  mcpConfigFiles: ReadonlyArray<string> = []
+) =>
+  McpClientsLive.layerFromSources({ projectDir: dir, notice: (line) => notices.push(line), mcpConfigFiles }, fast).pipe(
     Layer.provide(approver),
     Layer.provideMerge(ToolRegistryLive.layer),
     Layer.provideMerge(SessionLive.layer({ cwd: dir, stateDir: Path.join(dir, ".state") })),
@@ -45,19 +50,12 @@ const clients = <E, R>(dir: string, approver: Layer.Layer<Approver.Approver, E, 
   )
 
 const terminal = (dir: string, answers: ReadonlyArray<string>) => {
-  const input = new PassThrough()
-  const output = new PassThrough()
-  let written = ""
-  output.on("data", (chunk) => {
-    written += String(chunk)
-  })
-  for (const line of answers) input.write(`${line}\n`)
-  input.end()
+  const { input, output, written } = typedAnswers(answers, { close: true })
   const layer = TerminalApprover.layerWith({ input, output }).pipe(
     Layer.provide(TreeSitterShellAnalyzer.layer),
     Layer.provide(SettingsLoader.layer({ projectDir: dir, cwd: dir, settingSources: [] }))
   )
-  return { layer, output: () => written }
+  return { layer, output: written }
 }
 
 const started = Effect.flatMap(McpClients, (m) => Effect.zipRight(m.ready, m.servers)).pipe(
@@ -119,5 +117,20 @@ describe("a project's .mcp.json approved on the terminal", () => {
       expect(notices[0]).toContain('not starting MCP servers "one", "two"')
       expect(localSettings(dir)).toEqual({ model: "kept", disabledMcpjsonServers: ["three"] })
     }).pipe(Effect.provide(clients(dir, Approver.headless, notices)))
+  })
+
+  it.live("a project server replaced by a --mcp-config file is neither asked about nor reported", () => {
+    const dir = project()
+    const extra = Path.join(dir, "extra.json")
+    Fs.writeFileSync(extra, JSON.stringify({ mcpServers: { one: fixtureServer() } }))
+    const notices: Array<string> = []
+    const term = terminal(dir, ["n"])
+    return Effect.gen(function* () {
+      expect(yield* started).toEqual([["one", "connected"]])
+      expect(term.output()).toContain(": two (")
+      expect(term.output()).not.toContain(": one (")
+      expect(localSettings(dir)).toEqual({ model: "kept", disabledMcpjsonServers: ["three", "two"] })
+      expect(notices).toEqual([])
+    }).pipe(Effect.provide(clients(dir, term.layer, notices, [extra])))
   })
 })

@@ -1,5 +1,4 @@
 import * as Os from "node:os"
-import { PassThrough } from "node:stream"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Layer, Stream } from "effect"
 import * as Armature from "../../../src/Armature.js"
@@ -21,6 +20,7 @@ import {
   textOf,
   waitFor
 } from "../../fixtures/mcp/client.js"
+import { typedAnswers } from "../../fixtures/TypedAnswers.js"
 
 /** A model turn that echoes the last user message it was sent. */
 const echo = (request: ModelRequest): ScriptedLanguageModel.ScriptedTurn => {
@@ -231,13 +231,7 @@ describe("Armature.layer with a model and MCP servers", () => {
 
 describe("McpClientsLive sampling asked on the terminal", () => {
   it.live("the terminal approver shows the request and y lets it run on the model", () => {
-    const input = new PassThrough()
-    const output = new PassThrough()
-    let shown = ""
-    output.on("data", (chunk) => {
-      shown += String(chunk)
-    })
-    input.end("y\n")
+    const { input, output, written } = typedAnswers(["y"], { close: true })
     const terminal = TerminalApprover.layerWith({ input, output }).pipe(
       Layer.provide(TreeSitterShellAnalyzer.layer),
       Layer.provide(Settings.layerStatic({ home: Os.homedir(), projectDir: root }))
@@ -245,7 +239,7 @@ describe("McpClientsLive sampling asked on the terminal", () => {
     return Effect.gen(function* () {
       yield* ready
       expect((yield* askModel("fixture", "hello there")).content).toEqual({ type: "text", text: "echo: hello there" })
-      expect(shown).toEqual(
+      expect(written()).toEqual(
         "MCP server fixture asks to use the language model (up to 64 tokens).\n  system: You are a test server.\n  user: hello there\nAllow? [y] yes  [n] no "
       )
     }).pipe(

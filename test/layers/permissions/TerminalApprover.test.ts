@@ -1,4 +1,3 @@
-import { PassThrough } from "node:stream"
 import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect, Layer, Ref, Schema } from "effect"
 import type { PermissionDecision } from "../../../src/domain/Permission.js"
@@ -8,6 +7,7 @@ import * as TerminalApprover from "../../../src/layers/permissions/TerminalAppro
 import * as TreeSitterShellAnalyzer from "../../../src/layers/shell/TreeSitterShellAnalyzer.js"
 import { Approver } from "../../../src/services/Approver.js"
 import * as Settings from "../../../src/services/Settings.js"
+import { typedAnswers } from "../../fixtures/TypedAnswers.js"
 
 const tool = (name: string) =>
   Effect.runSync(
@@ -70,15 +70,8 @@ describe("TerminalApprover", () => {
       f: (out: () => string) => Effect.Effect<A, E, Approver | Settings.Settings>
     ) =>
       Effect.gen(function* () {
-        const input = new PassThrough()
-        const output = new PassThrough()
-        let written = ""
-        output.on("data", (chunk) => {
-          written += String(chunk)
-        })
-        for (const line of lines) input.write(`${line}\n`)
-        if (lines.length === 0) input.end()
-        return yield* f(() => written).pipe(Effect.provide(TerminalApprover.layerWith({ input, output })))
+        const { input, output, written } = typedAnswers(lines, { close: lines.length === 0 })
+        return yield* f(written).pipe(Effect.provide(TerminalApprover.layerWith({ input, output })))
       })
 
     it.scoped("y approves once, and the prompt shows the call and the reason", () =>
