@@ -127,10 +127,12 @@ export const run = <E>(
     const interrupted = options.control === undefined ? Effect.never : Deferred.await(options.control.interrupted)
     const noProgress = (_: unknown) => Effect.void
 
-    /** A started call: its pipeline under its permits, reporting its exit (and its tool's result) to the owner. */
-    const callFiber = (entry: ExecutionState.Entry) => {
+    /**
+     * A started call: its pipeline under its permits. `slot.ran` keeps its tool's result once the tool returned;
+     * the owner's observer of the fiber reports the exit with it.
+     */
+    const callFiber = (entry: ExecutionState.Entry, slot: { ran: Outcome | undefined }) => {
       const permits = entry.safe || options.scheduling === "resources" ? 1 : options.cap
-      let ran: Outcome | undefined
       const links: CallPipeline.Links = {
         progress: sink.detailed
           ? (data) =>
@@ -141,7 +143,7 @@ export const run = <E>(
         interrupted,
         ran: (outcome) =>
           Effect.sync(() => {
-            ran = outcome
+            slot.ran = outcome
           })
       }
       const pipeline = env.pipeline.run({ call: entry.call, tool: entry.tool!, input: entry.input }, links)
@@ -153,8 +155,7 @@ export const run = <E>(
           Effect.flatMap((outcome) =>
             Option.isSome(outcome) ? Effect.succeed(outcome.value) : semaphore.withPermits(permits)(pipeline)
           ),
-          Effect.interruptible,
-          Effect.onExit((exit) => send({ _tag: "Exited", entry, exit, ran }))
+          Effect.interruptible
         )
     }
 
@@ -168,7 +169,12 @@ export const run = <E>(
       const rest = () => {
         if (commands.events.length > 0) sink.emit(commands.events)
         for (const entry of commands.start) {
-          const fiber = Runtime.runFork(runtime, callFiber(entry))
+          const slot: { ran: Outcome | undefined } = { ran: undefined }
+          const fiber = Runtime.runFork(runtime, callFiber(entry, slot))
+          // told at once if the call already ended; the inbox is unbounded, so the offer always succeeds
+          fiber.addObserver((exit) => {
+            inbox.unsafeOffer({ _tag: "Exited", entry, exit, ran: slot.ran })
+          })
           FiberSet.unsafeAdd(fibers, fiber)
           if (entry.status === "executing") entry.fiber = fiber
         }
