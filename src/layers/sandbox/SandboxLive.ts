@@ -144,6 +144,22 @@ const configured = (options: LiveOptions) =>
     return { _tag: "On", config, cwd, policy, stateDir: session.stateDir } as const
   })
 
+/**
+ * Shell lines run inside the sandbox before the command: the runtime starts its relays to the proxy (localhost:3128
+ * and :1080) in the background and runs the command at once, so on a busy machine the first connection can find
+ * nothing listening yet ("Failed to connect to localhost port 3128"). When the proxy variables point there, wait up
+ * to 2 s for the listener to appear in /proc/net/tcp (it is the sandbox's own network namespace).
+ */
+const proxyBridgeWait = [
+  'case "$HTTP_PROXY" in *localhost:3128*)',
+  "  armature_wait=0",
+  "  while [ \"$armature_wait\" -lt 200 ] && ! grep -qs ':0C38 0*:0000 0A' /proc/net/tcp /proc/net/tcp6; do",
+  "    armature_wait=$((armature_wait + 1)); sleep 0.01",
+  "  done",
+  "  unset armature_wait;;",
+  "esac"
+].join("\n")
+
 /** Builds the service from the settings (and the `--sandbox`/`--no-sandbox` override). */
 export const make = (options: LiveOptions = {}) =>
   Effect.gen(function* () {
@@ -175,7 +191,7 @@ export const make = (options: LiveOptions = {}) =>
         Effect.acquireRelease(
           Effect.tryPromise({
             try: () =>
-              manager.wrapWithSandbox(command, undefined, undefined, undefined, {
+              manager.wrapWithSandbox(`${proxyBridgeWait}\n${command}`, undefined, undefined, undefined, {
                 commandId: wrap.id,
                 commandText: wrap.commandText
               }),

@@ -125,6 +125,9 @@ describe("Bash in the OS sandbox", () => {
     const { layer } = engine({ allow: ["Bash", "WebFetch(domain:localhost)"] })
     return Effect.gen(function* () {
       const server = yield* httpServer
+      // The proxy variables name the relay the command waits for before it runs (SandboxLive.proxyBridgeWait).
+      const proxy = yield* runOne({ command: 'echo "$HTTP_PROXY"' })
+      expect(proxy.text).toMatch(/^http:\/\/(.*@)?localhost:3128$/)
       // Direct connections: there is no network inside the sandbox.
       const direct = yield* runOne({ command: `curl -sS -m 10 http://127.0.0.1:${server.port}/direct` })
       expect(direct.isError).toBe(true)
