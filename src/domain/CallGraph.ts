@@ -63,11 +63,15 @@ export const checkBatch = (calls: ReadonlyArray<ToolCall>): InvalidInputError | 
     if (error !== undefined) return error
     ids.add(call.id)
   }
+  let edges = 0
   for (const call of calls) {
     for (const dep of call.depends_on ?? []) {
       if (!ids.has(dep)) return new InvalidInputError({ message: `Call ${call.id} depends on unknown call ${dep}` })
+      edges++
     }
   }
+  // a batch without dependencies has no cycle: skip building the graph
+  if (edges === 0) return undefined
   const cycle = findCycle(new Map(calls.map((c) => [c.id, c.depends_on ?? []])))
   return cycle === undefined ? undefined : new DependencyCycleError({ cycle })
 }

@@ -11,8 +11,22 @@ export class Hooks extends Context.Tag("armature/Hooks")<
   {
     /** Runs the hooks of `event` whose matcher fits the input (its `tool_name` for tool events) and combines them. */
     readonly run: (event: HookEvent, input: HookInput) => Effect.Effect<HookOutcome>
+    /**
+     * Whether any hook at all is registered for `event` (matcher aside). When false, `run` would give the empty
+     * outcome, so a caller may skip building the hook input and calling `run`. Absent: assume there may be hooks.
+     */
+    readonly has?: ((event: HookEvent) => Effect.Effect<boolean>) | undefined
   }
 >() {}
 
 /** No hooks at all. */
-export const none = Layer.succeed(Hooks, Hooks.of({ run: () => Effect.succeed(emptyOutcome) }))
+export const none = Layer.succeed(
+  Hooks,
+  Hooks.of({ run: () => Effect.succeed(emptyOutcome), has: () => Effect.succeed(false) })
+)
+
+/** Runs the hooks of `event` on the input `build` makes, or gives the empty outcome at once when none listens. */
+export const runIfAny = (hooks: Hooks["Type"], event: HookEvent, build: () => HookInput): Effect.Effect<HookOutcome> =>
+  hooks.has === undefined
+    ? Effect.suspend(() => hooks.run(event, build()))
+    : Effect.flatMap(hooks.has(event), (any) => (any ? hooks.run(event, build()) : Effect.succeed(emptyOutcome)))

@@ -9,7 +9,7 @@ import { Cause, Duration, Effect, Either, Option, type ParseResult, Ref, Schema 
 import type { ToolResultContent } from "../../domain/Blocks.js"
 import type { ToolFailure } from "../../domain/Errors.js"
 import type { ToolCall } from "../../domain/ExecutorEvent.js"
-import type { HookEvent, HookOutcome } from "../../domain/Hook.js"
+import type { HookEvent, HookInput, HookOutcome } from "../../domain/Hook.js"
 import { type HookSession, toolHookInput } from "../../domain/HookInputs.js"
 import { inputValidationError } from "../../domain/InputIssues.js"
 import {
@@ -26,7 +26,7 @@ import { resourcesOf } from "../../domain/Resources.js"
 import * as Texts from "../../domain/Texts.js"
 import * as Tool from "../../domain/Tool.js"
 import type { Approver } from "../../services/Approver.js"
-import type { Hooks } from "../../services/Hooks.js"
+import { type Hooks, runIfAny } from "../../services/Hooks.js"
 import type { PermissionPolicy, PermissionRequest } from "../../services/PermissionPolicy.js"
 import { none as noResultCache, type ResultCache } from "../../services/ResultCache.js"
 import type { ResultStore } from "../../services/ResultStore.js"
@@ -119,7 +119,7 @@ export const replaceInput = (tool: Tool.Any, input: unknown, updated: unknown): 
 export const permit = (
   services: Services,
   request: PermissionRequest,
-  hookInputFor: (event: HookEvent, input: unknown, extra?: Record<string, unknown>) => ReturnType<typeof toolHookInput>
+  hookInputFor: (event: HookEvent, input: unknown, extra?: Record<string, unknown>) => HookInput
 ): Effect.Effect<Step> =>
   Effect.flatMap(services.policy.decide(request), (decision) => {
     if (decision.behavior === "deny") return Effect.succeed(stop(refused(decision.message)))
@@ -132,11 +132,10 @@ const ask = (
   services: Services,
   request: PermissionRequest,
   decision: PermissionDecision,
-  hookInputFor: (event: HookEvent, input: unknown, extra?: Record<string, unknown>) => ReturnType<typeof toolHookInput>
+  hookInputFor: (event: HookEvent, input: unknown, extra?: Record<string, unknown>) => HookInput
 ): Effect.Effect<Step> =>
   Effect.gen(function* () {
-    const asked = yield* services.hooks.run(
-      "PermissionRequest",
+    const asked = yield* runIfAny(services.hooks, "PermissionRequest", () =>
       hookInputFor("PermissionRequest", request.input, { permission_suggestions: [] })
     )
     if (asked.decision === "deny") return stop(refused(asked.reason ?? decision.message))
@@ -230,6 +229,23 @@ export const failureOf = (tool: Tool.Any, invocation: Invocation & { readonly _t
         onSome: failureText
       })
 
+/** What one started call carries through its steps. */
+interface Running {
+  readonly started: Started
+  readonly links: Links
+  readonly ctx: Tool.ToolContext
+  /** Runs the hooks of an event on this call, building their input only when some hook listens. */
+  readonly hooks: (event: HookEvent, input: unknown, extra?: Record<string, unknown>) => Effect.Effect<HookOutcome>
+  readonly hookInputFor: (event: HookEvent, input: unknown, extra?: Record<string, unknown>) => HookInput
+}
+
+const succeed = <A>(a: A): Effect.Effect<A> => Effect.succeed(a)
+
+const catchDefects = (cause: Cause.Cause<never>): Effect.Effect<Outcome> =>
+  Cause.isInterruptedOnly(cause)
+    ? Effect.failCause(cause)
+    : Effect.succeed(errorOutcome(Texts.truncateFailure(defectText(cause))))
+
 /** The pipeline over the given services. */
 export const make = (services: Services) => {
   const { hooks, policy, session } = services
@@ -240,11 +256,89 @@ export const make = (services: Services) => {
     permissionMode: policy.mode
   })
 
+  /** A failed invocation: PostToolUseFailure, then an error outcome that may cascade. */
+  const afterFailure = (
+    r: Running,
+    pre: HookOutcome,
+    input: unknown,
+    invocation: Invocation & { readonly _tag: "TimedOut" | "Failed" }
+  ) => {
+    const text = failureOf(r.started.tool, invocation)
+    return Effect.map(
+      r.hooks("PostToolUseFailure", input, { error: text, is_interrupt: false }),
+      (failure): Outcome => ({
+        ...errorOutcome(Texts.truncateFailure(text)),
+        continue: pre.continue && failure.continue,
+        stopReason: pre.stopReason ?? failure.stopReason,
+        executionFailed: true
+      })
+    )
+  }
+
+  /** A returned (or cached) result: mapping, the large-result store, then PostToolUse. */
+  const afterSuccess = (
+    r: Running,
+    pre: HookOutcome,
+    input: unknown,
+    invocation: Invocation & { readonly _tag: "Returned" | "Cached" }
+  ) => {
+    const { call, tool } = r.started
+    const returned = invocation._tag === "Returned" ? invocation.value : invocation.content
+    const output = Tool.isWithModifier(returned) ? returned.output : returned
+    const modifier = Tool.isWithModifier(returned) ? returned.modifier : undefined
+    const content =
+      invocation._tag === "Cached" ? succeed(invocation.content) : mapResult(services, tool, call.id, input, output)
+    return Effect.flatMap(content, (content) => {
+      const ran: Outcome = {
+        content,
+        isError: false,
+        continue: pre.continue,
+        stopReason: pre.stopReason,
+        modifier,
+        executionFailed: false
+      }
+      return r.links.ran(ran).pipe(
+        Effect.zipRight(r.hooks("PostToolUse", input, { tool_response: output })),
+        Effect.map(
+          (post): Outcome => ({
+            ...ran,
+            content: afterPostToolUse(tool, content, post),
+            continue: pre.continue && post.continue,
+            stopReason: pre.stopReason ?? post.stopReason
+          })
+        )
+      )
+    })
+  }
+
+  /** Once permitted: the call itself, then the success or failure path. */
+  const call = (r: Running, pre: HookOutcome, input: unknown): Effect.Effect<Outcome> =>
+    Effect.flatMap(invoke(services.cache, r.started.tool, input, r.ctx), (invocation) =>
+      invocation._tag === "TimedOut" || invocation._tag === "Failed"
+        ? afterFailure(r, pre, input, invocation)
+        : afterSuccess(r, pre, input, invocation)
+    )
+
+  /** PreToolUse, a replaced input, the permission decision and approval, then the call. */
+  const afterValidate = (r: Running): Effect.Effect<Outcome> => {
+    const { call: block, tool, input } = r.started
+    return Effect.flatMap(r.hooks("PreToolUse", input), (pre) => {
+      if (pre.decision === "deny") {
+        return succeed(refused(Texts.preToolUseBlocked(tool.name, pre.reason ?? "blocked by hook")))
+      }
+      const updated = replaceInput(tool, input, pre.updatedInput)
+      if (updated._tag === "Stop") return succeed(updated.outcome)
+      const request = { tool, input: updated.input, toolUseId: block.id, context: r.ctx, hookDecision: pre.decision }
+      return Effect.flatMap(permit(services, request, r.hookInputFor), (permitted) =>
+        permitted._tag === "Stop" ? succeed(permitted.outcome) : call(r, pre, permitted.input)
+      )
+    })
+  }
+
   /** Runs a started call to its outcome. Interruption passes through; any other defect becomes an error result. */
   const run = (started: Started, links: Links): Effect.Effect<Outcome> =>
-    Effect.gen(function* () {
+    Effect.flatMap(Ref.get(session.context), ({ cwd }) => {
       const { call, tool } = started
-      const { cwd } = yield* Ref.get(session.context)
       const ctx: Tool.ToolContext = {
         toolUseId: call.id,
         cwd,
@@ -255,60 +349,17 @@ export const make = (services: Services) => {
       }
       const hookInputFor = (event: HookEvent, input: unknown, extra?: Record<string, unknown>) =>
         toolHookInput(hookSession(cwd), event, { toolName: tool.name, input, toolUseId: call.id }, extra)
-
-      const invalid = yield* validate(tool, started.input, ctx)
-      if (Option.isSome(invalid)) return invalid.value
-      const pre = yield* hooks.run("PreToolUse", hookInputFor("PreToolUse", started.input))
-      if (pre.decision === "deny") return refused(Texts.preToolUseBlocked(tool.name, pre.reason ?? "blocked by hook"))
-      const updated = replaceInput(tool, started.input, pre.updatedInput)
-      if (updated._tag === "Stop") return updated.outcome
-      const request = { tool, input: updated.input, toolUseId: call.id, context: ctx, hookDecision: pre.decision }
-      const permitted = yield* permit(services, request, hookInputFor)
-      if (permitted._tag === "Stop") return permitted.outcome
-      const input = permitted.input
-
-      const invocation = yield* invoke(services.cache, tool, input, ctx)
-      if (invocation._tag === "TimedOut" || invocation._tag === "Failed") {
-        const text = failureOf(tool, invocation)
-        const failure = yield* hooks.run(
-          "PostToolUseFailure",
-          hookInputFor("PostToolUseFailure", input, { error: text, is_interrupt: false })
-        )
-        return {
-          ...errorOutcome(Texts.truncateFailure(text)),
-          continue: pre.continue && failure.continue,
-          stopReason: pre.stopReason ?? failure.stopReason,
-          executionFailed: true
-        }
+      const r: Running = {
+        started,
+        links,
+        ctx,
+        hookInputFor,
+        hooks: (event, input, extra) => runIfAny(hooks, event, () => hookInputFor(event, input, extra))
       }
-      const returned = invocation._tag === "Returned" ? invocation.value : invocation.content
-      const output = Tool.isWithModifier(returned) ? returned.output : returned
-      const modifier = Tool.isWithModifier(returned) ? returned.modifier : undefined
-      const content =
-        invocation._tag === "Cached" ? invocation.content : yield* mapResult(services, tool, call.id, input, output)
-      const ran: Outcome = {
-        content,
-        isError: false,
-        continue: pre.continue,
-        stopReason: pre.stopReason,
-        modifier,
-        executionFailed: false
-      }
-      yield* links.ran(ran)
-      const post = yield* hooks.run("PostToolUse", hookInputFor("PostToolUse", input, { tool_response: output }))
-      return {
-        ...ran,
-        content: afterPostToolUse(tool, content, post),
-        continue: pre.continue && post.continue,
-        stopReason: pre.stopReason ?? post.stopReason
-      }
-    }).pipe(
-      Effect.catchAllCause((cause) =>
-        Cause.isInterruptedOnly(cause)
-          ? Effect.failCause(cause as Cause.Cause<never>)
-          : Effect.succeed(errorOutcome(Texts.truncateFailure(defectText(cause))))
+      return Effect.flatMap(validate(tool, started.input, ctx), (invalid) =>
+        Option.isSome(invalid) ? succeed(invalid.value) : afterValidate(r)
       )
-    )
+    }).pipe(Effect.catchAllCause(catchDefects))
 
   return { run }
 }

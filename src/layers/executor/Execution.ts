@@ -19,6 +19,7 @@ import {
   Option,
   Queue,
   Ref,
+  Runtime,
   type Scope,
   Stream
 } from "effect"
@@ -102,12 +103,17 @@ type Message<E> =
 
 type Failure<E> = E | InvalidInputError | DependencyCycleError
 
-/** Starts an execution in the current scope; its events go to `sink`, which is told when it ends. */
+/**
+ * Starts an execution in the current scope; its events go to `sink`, which is told when it ends. With `inline`, a
+ * batch's owner runs in the calling fiber, which returns once the sink was told the end (a caller that only waits
+ * for the results saves a fiber and a wake per batch); a stream's owner always has its own fiber.
+ */
 export const run = <E>(
   env: Env,
   input: Input<E>,
   options: Options,
-  sink: Sink<Failure<E>>
+  sink: Sink<Failure<E>>,
+  inline = false
 ): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function* () {
     const clock = yield* Effect.clock
@@ -121,10 +127,12 @@ export const run = <E>(
     const interrupted = options.control === undefined ? Effect.never : Deferred.await(options.control.interrupted)
     const noProgress = (_: unknown) => Effect.void
 
-    /** A started call: its pipeline under its permits, reporting its exit (and its tool's result) to the owner. */
-    const callFiber = (entry: ExecutionState.Entry) => {
+    /**
+     * A started call: its pipeline under its permits. `slot.ran` keeps its tool's result once the tool returned;
+     * the owner's observer of the fiber reports the exit with it.
+     */
+    const callFiber = (entry: ExecutionState.Entry, slot: { ran: Outcome | undefined }) => {
       const permits = entry.safe || options.scheduling === "resources" ? 1 : options.cap
-      let ran: Outcome | undefined
       const links: CallPipeline.Links = {
         progress: sink.detailed
           ? (data) =>
@@ -135,25 +143,53 @@ export const run = <E>(
         interrupted,
         ran: (outcome) =>
           Effect.sync(() => {
-            ran = outcome
+            slot.ran = outcome
           })
       }
+      const pipeline = env.pipeline.run({ call: entry.call, tool: entry.tool!, input: entry.input }, links)
+      // The planner starts a call only when its permits are free, so they are taken at once (`withPermits` would
+      // always pass through the scheduler first); waiting for them stays as the fallback should they not be.
       return semaphore
-        .withPermits(permits)(env.pipeline.run({ call: entry.call, tool: entry.tool!, input: entry.input }, links))
+        .withPermitsIfAvailable(permits)(pipeline)
         .pipe(
-          Effect.interruptible,
-          Effect.onExit((exit) => send({ _tag: "Exited", entry, exit, ran }))
+          Effect.flatMap((outcome) =>
+            Option.isSome(outcome) ? Effect.succeed(outcome.value) : semaphore.withPermits(permits)(pipeline)
+          ),
+          Effect.interruptible
         )
     }
 
-    const carryOut = (commands: ExecutionState.Commands) =>
-      Effect.gen(function* () {
-        const { modifiers } = commands
-        if (modifiers.length > 0) yield* Ref.update(env.session.context, (c) => modifiers.reduce((a, m) => m(a), c))
+    /**
+     * Carries out a transition's commands, in order: modifiers, events, starts, interrupts. Calls start with the
+     * owner's runtime, at once rather than at the scheduler's next turn: a call that finishes without waiting on
+     * anything has sent its exit before the owner looks at its inbox again, which saves the owner a wake per call.
+     * A started call only ever talks to the owner through the inbox, so starting it here touches no state.
+     */
+    const carryOut = (runtime: Runtime.Runtime<never>, commands: ExecutionState.Commands): Effect.Effect<void> => {
+      const rest = () => {
         if (commands.events.length > 0) sink.emit(commands.events)
-        for (const entry of commands.start) entry.fiber = yield* FiberSet.run(fibers, callFiber(entry))
-        for (const fiber of commands.interrupt) yield* Fiber.interruptFork(fiber)
-      })
+        for (const entry of commands.start) {
+          const slot: { ran: Outcome | undefined } = { ran: undefined }
+          const fiber = Runtime.runFork(runtime, callFiber(entry, slot))
+          // told at once if the call already ended; the inbox is unbounded, so the offer always succeeds
+          fiber.addObserver((exit) => {
+            inbox.unsafeOffer({ _tag: "Exited", entry, exit, ran: slot.ran })
+          })
+          FiberSet.unsafeAdd(fibers, fiber)
+          if (entry.status === "executing") entry.fiber = fiber
+        }
+        return commands.interrupt.length === 0
+          ? Effect.void
+          : Effect.forEach(commands.interrupt, Fiber.interruptFork, { discard: true })
+      }
+      const { modifiers } = commands
+      return modifiers.length === 0
+        ? rest()
+        : Effect.zipRight(
+            Ref.update(env.session.context, (c) => modifiers.reduce((a, m) => m(a), c)),
+            Effect.suspend(rest)
+          )
+    }
 
     /** Applies one message; false when the execution was discarded. */
     const apply = (message: Message<Failure<E>>, failure: { cause: Option.Option<Cause.Cause<Failure<E>>> }) => {
@@ -179,6 +215,7 @@ export const run = <E>(
     /** The owner: the only fiber that reads or writes the state. */
     const owner = (initial: Array<Message<Failure<E>>>) =>
       Effect.gen(function* () {
+        const runtime = yield* Effect.runtime<never>()
         const failure = { cause: Option.none<Cause.Cause<Failure<E>>>() }
         // the first messages are taken out of `initial` so that a long batch's arrivals are not held to the end
         let messages: Iterable<Message<Failure<E>>> = initial.splice(0)
@@ -191,7 +228,7 @@ export const run = <E>(
             }
           }
           ExecutionState.settle(state)
-          yield* carryOut(ExecutionState.takeCommands(state))
+          yield* carryOut(runtime, ExecutionState.takeCommands(state))
           if (ExecutionState.isFinished(state)) return yield* sink.end(failure.cause)
           messages = yield* Queue.takeBetween(inbox, 1, Number.POSITIVE_INFINITY)
         }
@@ -200,6 +237,17 @@ export const run = <E>(
     const discovered =
       options.discovered !== undefined ? Effect.succeed(options.discovered) : env.session.state.get(discoveredToolsKey)
 
+    const control = options.control
+    if (control !== undefined) {
+      yield* Effect.forkScoped(
+        Deferred.await(control.interrupted).pipe(
+          Effect.zipRight(send({ _tag: "Interrupt", all: false })),
+          Effect.zipRight(Deferred.await(control.aborted)),
+          Effect.zipRight(send({ _tag: "Interrupt", all: true }))
+        )
+      )
+      yield* Effect.forkScoped(Effect.zipRight(Deferred.await(control.discarded), send({ _tag: "Discard" })))
+    }
     if (input._tag === "Batch") {
       // A whole batch arrives at once (it was checked as a whole before): no input fiber, one lookup per name.
       const known = yield* discovered
@@ -210,6 +258,7 @@ export const run = <E>(
         arrivals.push({ _tag: "Arrive", call, tool: tools.get(call.name), discovered: known })
       }
       arrivals.push({ _tag: "InputEnded", failure: Option.none() })
+      if (inline) return yield* owner(arrivals)
       yield* Effect.forkScoped(owner(arrivals))
     } else {
       const check = makeStreamCheck()
@@ -227,16 +276,5 @@ export const run = <E>(
       )
       yield* Effect.forkScoped(owner([]))
       yield* Effect.forkScoped(feed)
-    }
-    const control = options.control
-    if (control !== undefined) {
-      yield* Effect.forkScoped(
-        Deferred.await(control.interrupted).pipe(
-          Effect.zipRight(send({ _tag: "Interrupt", all: false })),
-          Effect.zipRight(Deferred.await(control.aborted)),
-          Effect.zipRight(send({ _tag: "Interrupt", all: true }))
-        )
-      )
-      yield* Effect.forkScoped(Effect.zipRight(Deferred.await(control.discarded), send({ _tag: "Discard" })))
     }
   })

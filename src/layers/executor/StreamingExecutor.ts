@@ -4,7 +4,7 @@
  * (`domain/Admission.ts`) decides what starts, each call runs the pipeline of `CallPipeline.ts`, and results
  * leave in request order. See docs/executor.md.
  */
-import { Config, Deferred, Effect, Layer, Mailbox, Option, Stream } from "effect"
+import { Config, Effect, Layer, Mailbox, Option, Stream } from "effect"
 import { type ToolResult, toolResult } from "../../domain/Blocks.js"
 import { checkBatch } from "../../domain/CallGraph.js"
 import type { DependencyCycleError, InvalidInputError } from "../../domain/Errors.js"
@@ -97,19 +97,24 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
       Effect.gen(function* () {
         yield* validateBatch(calls)
         const results: Array<ToolResult> = []
-        const done = yield* Deferred.make<ReadonlyArray<ToolResult>>()
-        const finish = Effect.suspend(() => Deferred.succeed(done, results))
-        yield* Execution.run(env, { _tag: "Batch", calls }, settings(options), {
-          detailed: false,
-          emit: (events) => {
-            for (const e of events) {
-              if (e.type === "tool_result") results.push(toolResult(e.tool_use_id, e.content, e.is_error))
-            }
+        // the owner runs in this fiber and returns once every result is in (or the execution was discarded)
+        yield* Execution.run(
+          env,
+          { _tag: "Batch", calls },
+          settings(options),
+          {
+            detailed: false,
+            emit: (events) => {
+              for (const e of events) {
+                if (e.type === "tool_result") results.push(toolResult(e.tool_use_id, e.content, e.is_error))
+              }
+            },
+            end: () => Effect.void,
+            discard: Effect.void
           },
-          end: () => finish,
-          discard: finish
-        })
-        return yield* Deferred.await(done)
+          true
+        )
+        return results
       }).pipe(Effect.scoped)
 
     return ToolExecutor.of({ execute, runBatch, runBatchCollect })

@@ -197,7 +197,15 @@ export const make = (options: HooksOptions) =>
         return HookOutput.aggregate(verdicts)
       })
 
-    return Hooks.of({ run })
+    // whether the settings name an event is fixed for the layer's life; in-process hooks come and go with scopes
+    const configured = new Set(
+      (Object.keys(options.config) as Array<HookEvent>).filter((e) => (options.config[e] ?? []).length > 0)
+    )
+    const yes = Effect.succeed(true)
+    const has = (event: HookEvent): Effect.Effect<boolean> =>
+      configured.has(event) ? yes : Effect.map(registry.all, (hooks) => hooks.some((hook) => hook.event === event))
+
+    return Hooks.of({ run, has })
   })
 
 /**

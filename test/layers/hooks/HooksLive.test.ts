@@ -58,6 +58,25 @@ describe("HooksLive command hooks", () => {
     })
   )
 
+  it.scoped("`has` tells which events have hooks: the settings' events, then in-process hooks while registered", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const layer = layerFor(dir, { ...config("PreToolUse", [["Bash", ["true"]]]), PostToolUse: [] })
+      const has = (event: HookEvent) => Effect.flatMap(Hooks, (hooks) => hooks.has?.(event) ?? Effect.succeed(true))
+      const outer = yield* Effect.all([has("PreToolUse"), has("PostToolUse"), has("Stop")]).pipe(Effect.provide(layer))
+      expect(outer).toStrictEqual([true, false, false])
+      const inner = yield* Effect.gen(function* () {
+        const registry = yield* InProcessHooks.InProcessHooks
+        const before = yield* has("Stop")
+        const during = yield* Effect.scoped(
+          Effect.zipRight(registry.registerScoped({ name: "s", event: "Stop", run: () => Effect.void }), has("Stop"))
+        )
+        return [before, during, yield* has("Stop")]
+      }).pipe(Effect.provide(layer))
+      expect(inner).toStrictEqual([false, true, false])
+    })
+  )
+
   it.scopedLive("exit 2 blocks with `[{command}]: {stderr}` and ignores the JSON on stdout", () =>
     Effect.gen(function* () {
       const dir = yield* tempDir
