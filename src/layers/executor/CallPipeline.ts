@@ -21,6 +21,7 @@ import {
   type Outcome,
   refused
 } from "../../domain/Outcome.js"
+import type { PermissionDecision } from "../../domain/Permission.js"
 import { resourcesOf } from "../../domain/Resources.js"
 import * as Texts from "../../domain/Texts.js"
 import * as Tool from "../../domain/Tool.js"
@@ -30,6 +31,7 @@ import type { PermissionPolicy, PermissionRequest } from "../../services/Permiss
 import type { ResultCache } from "../../services/ResultCache.js"
 import type { ResultStore } from "../../services/ResultStore.js"
 import type { Session } from "../../services/Session.js"
+import * as Spans from "../observability/Spans.js"
 
 /** The services a call goes through. */
 export interface Services {
@@ -105,19 +107,39 @@ export const permit = (
   request: PermissionRequest,
   hookInputFor: (event: HookEvent, input: unknown, extra?: Record<string, unknown>) => ReturnType<typeof toolHookInput>
 ): Effect.Effect<Step> =>
+  Spans.spanWith(Spans.names.permission, undefined, (span) =>
+    Effect.gen(function* () {
+      const decision = yield* services.policy.decide(request)
+      Spans.annotateDecision(span, decision)
+      if (decision.behavior === "deny") return stop(refused(decision.message, "policy"))
+      if (decision.behavior !== "ask") return proceed(request.input)
+      return yield* ask(services, request, decision, hookInputFor)
+    })
+  )
+
+/** A decision that asks: the PermissionRequest hooks, then the approver (its wait in a span of its own). */
+const ask = (
+  services: Services,
+  request: PermissionRequest,
+  decision: PermissionDecision,
+  hookInputFor: (event: HookEvent, input: unknown, extra?: Record<string, unknown>) => ReturnType<typeof toolHookInput>
+): Effect.Effect<Step> =>
   Effect.gen(function* () {
-    const decision = yield* services.policy.decide(request)
-    if (decision.behavior === "deny") return stop(refused(decision.message))
-    if (decision.behavior !== "ask") return proceed(request.input)
     const asked = yield* services.hooks.run(
       "PermissionRequest",
       hookInputFor("PermissionRequest", request.input, { permission_suggestions: [] })
     )
-    if (asked.decision === "deny") return stop(refused(asked.reason ?? decision.message))
+    if (asked.decision === "deny") return stop(refused(asked.reason ?? decision.message, "permission_request_hook"))
     if (asked.decision === "allow") return replaceInput(request.tool, request.input, asked.updatedInput)
-    const approval = yield* services.approver.approve(request, decision)
+    const approval = yield* services.approver
+      .approve(request, decision)
+      .pipe(Spans.span(Spans.names.approval, { "gen_ai.tool.call.id": request.toolUseId }))
     if (approval._tag === "Rejected") {
-      return stop(approval.message === Texts.rejected ? errorOutcome(approval.message) : refused(approval.message))
+      return stop(
+        approval.message === Texts.rejected
+          ? { ...errorOutcome(approval.message), denied: "approver" }
+          : refused(approval.message, "approver")
+      )
     }
     return replaceInput(request.tool, request.input, approval.updatedInput)
   })
@@ -142,9 +164,10 @@ export const invoke = (
       const cached = yield* cache.lookup(tool, input)
       if (Option.isSome(cached)) return { _tag: "Cached", content: cached.value } as const
     }
+    const body = Spans.span(Spans.names.body)(tool.call(input, ctx))
     const called = Option.match(tool.timeout, {
-      onNone: () => Effect.map(tool.call(input, ctx), Option.some),
-      onSome: (limit) => Effect.timeoutOption(tool.call(input, ctx), limit)
+      onNone: () => Effect.map(body, Option.some),
+      onSome: (limit) => Effect.timeoutOption(body, limit)
     })
     const exit = yield* Effect.exit(called).pipe(
       Effect.ensuring(readOnly ? Effect.void : cache.invalidate(resourcesOf(tool, input)))
@@ -230,7 +253,9 @@ export const make = (services: Services) => {
       const invalid = yield* validate(tool, started.input, ctx)
       if (Option.isSome(invalid)) return invalid.value
       const pre = yield* hooks.run("PreToolUse", hookInputFor("PreToolUse", started.input))
-      if (pre.decision === "deny") return refused(Texts.preToolUseBlocked(tool.name, pre.reason ?? "blocked by hook"))
+      if (pre.decision === "deny") {
+        return refused(Texts.preToolUseBlocked(tool.name, pre.reason ?? "blocked by hook"), "pre_tool_use_hook")
+      }
       const updated = replaceInput(tool, started.input, pre.updatedInput)
       if (updated._tag === "Stop") return updated.outcome
       const request = { tool, input: updated.input, toolUseId: call.id, context: ctx, hookDecision: pre.decision }

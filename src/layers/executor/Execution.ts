@@ -26,11 +26,14 @@ import { makeStreamCheck } from "../../domain/CallGraph.js"
 import { discoveredToolsKey } from "../../domain/DeferredTools.js"
 import type { DependencyCycleError, InvalidInputError } from "../../domain/Errors.js"
 import type { ExecutorEvent, ToolCall } from "../../domain/ExecutorEvent.js"
-import type { Outcome } from "../../domain/Outcome.js"
+import { cancelledOutcome, type Outcome } from "../../domain/Outcome.js"
+import * as Texts from "../../domain/Texts.js"
 import type * as Tool from "../../domain/Tool.js"
 import type { Session } from "../../services/Session.js"
 import type { CancellationPolicy, Control } from "../../services/ToolExecutor.js"
 import type { ToolRegistry } from "../../services/ToolRegistry.js"
+import * as Metrics from "../observability/Metrics.js"
+import * as Spans from "../observability/Spans.js"
 import type * as CallPipeline from "./CallPipeline.js"
 import * as ExecutionState from "./ExecutionState.js"
 
@@ -137,8 +140,9 @@ export const run = <E>(
             ran = outcome
           })
       }
+      const run = env.pipeline.run({ call: entry.call, tool: entry.tool!, input: entry.input }, links)
       return semaphore
-        .withPermits(permits)(env.pipeline.run({ call: entry.call, tool: entry.tool!, input: entry.input }, links))
+        .withPermits(permits)(entry.span === undefined ? run : Effect.withParentSpan(run, entry.span))
         .pipe(
           Effect.interruptible,
           Effect.onExit((exit) => send({ _tag: "Exited", entry, exit, ran }))
@@ -150,9 +154,42 @@ export const run = <E>(
         const { modifiers } = commands
         if (modifiers.length > 0) yield* Ref.update(env.session.context, (c) => modifiers.reduce((a, m) => m(a), c))
         if (commands.events.length > 0) sink.emit(commands.events)
-        for (const entry of commands.start) entry.fiber = yield* FiberSet.run(fibers, callFiber(entry))
+        for (const entry of commands.start) {
+          const startedAt = now()
+          entry.startedAt = startedAt
+          Metrics.callStarted(entry.call.name, startedAt - entry.queuedAt)
+          entry.span = yield* Spans.startTool(entry.tool, entry.call.name, entry.call.id, startedAt - entry.queuedAt)
+          entry.fiber = yield* FiberSet.run(fibers, callFiber(entry))
+        }
+        for (const entry of commands.completed) yield* endSpan(entry)
         for (const fiber of commands.interrupt) yield* Fiber.interruptFork(fiber)
       })
+
+    /** Ends a completed call's `execute_tool` span; a call that never started gets an instant one. */
+    const endSpan = (entry: ExecutionState.Entry) =>
+      Effect.suspend(() => {
+        const outcome = entry.outcome!
+        Metrics.callEnded(entry.call.name, outcome, entry.startedAt === undefined ? undefined : now() - entry.startedAt)
+        if (entry.span !== undefined) {
+          Spans.endTool(entry.span, outcome, clock.unsafeCurrentTimeNanos())
+          return Effect.void
+        }
+        return Effect.map(Spans.startTool(entry.tool, entry.call.name, entry.call.id, undefined), (span) => {
+          entry.span = span
+          Spans.endTool(span, outcome, clock.unsafeCurrentTimeNanos())
+        })
+      })
+
+    /** Ends the spans of calls a discard cut short. */
+    const endDiscarded = Effect.sync(() => {
+      for (const entry of state.entries) {
+        if (entry.startedAt !== undefined && entry.outcome === undefined) {
+          const outcome = cancelledOutcome(Texts.rejected, "discard")
+          Metrics.callEnded(entry.call.name, outcome, now() - entry.startedAt)
+          if (entry.span !== undefined) Spans.endTool(entry.span, outcome, clock.unsafeCurrentTimeNanos())
+        }
+      }
+    })
 
     /** Applies one message; false when the execution was discarded. */
     const apply = (message: Message<Failure<E>>, failure: { cause: Option.Option<Cause.Cause<Failure<E>>> }) => {
@@ -185,6 +222,7 @@ export const run = <E>(
             if (!apply(message, failure)) {
               // nothing more is yielded: running calls are interrupted, queued ones never start
               yield* FiberSet.clear(fibers)
+              yield* endDiscarded
               return yield* sink.discard
             }
           }
