@@ -8,6 +8,7 @@ import { Clock, Console, Deferred, Effect, Option, Stream } from "effect"
 import { contentText } from "../domain/Blocks.js"
 import { InvalidInputError } from "../domain/Errors.js"
 import type { ExecutorEvent, ResultEvent } from "../domain/ExecutorEvent.js"
+import * as OtlpExport from "../layers/observability/OtlpExport.js"
 import { makeControl, ToolExecutor } from "../services/ToolExecutor.js"
 import { parseLines } from "./ExecInput.js"
 import * as ExitCode from "./ExitCode.js"
@@ -298,6 +299,8 @@ export const command = Command.make("exec", { source, output, wide, ...resultOpt
     Effect.provide(
       engineLayer(args as EngineOptions, { approver: args.source === "-" ? "headless" : "auto", results: args })
     ),
+    // spans and metrics over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set (flushed when the command ends)
+    Effect.provide(OtlpExport.layerFromEnv()),
     ExitCode.onInvalidInput,
     Effect.provide(stderrLogger)
   )

@@ -8,6 +8,7 @@ import { Console, Effect, Option, Stream } from "effect"
 import { contentText } from "../domain/Blocks.js"
 import { InvalidInputError } from "../domain/Errors.js"
 import * as AgentLoop from "../layers/agent/AgentLoop.js"
+import * as OtlpExport from "../layers/observability/OtlpExport.js"
 import {
   type AssistantContent,
   defaultMaxTokens,
@@ -247,7 +248,9 @@ export const command = Command.make("run", { prompt, ...runOptions, ...resultOpt
     yield* runAgent(runArgs).pipe(
       Effect.provide(
         runLayer(args as EngineOptions, Option.getOrUndefined(args.resume), retryOf(args.maxRetries), args)
-      )
+      ),
+      // spans and metrics over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set (flushed when the run ends)
+      Effect.provide(OtlpExport.layerFromEnv())
     )
   }).pipe(ExitCode.onInvalidInput)
 ).pipe(
