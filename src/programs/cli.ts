@@ -7,6 +7,7 @@ import * as ExecCommand from "./ExecCommand.js"
 import * as McpCommand from "./McpCommand.js"
 import * as PermissionsCommand from "./PermissionsCommand.js"
 import * as RunCommand from "./RunCommand.js"
+import * as TimelineCommand from "./TimelineCommand.js"
 import * as ToolsCommand from "./ToolsCommand.js"
 
 const commands = [
@@ -14,7 +15,8 @@ const commands = [
   ["tools", ToolsCommand.command],
   ["permissions", PermissionsCommand.command],
   ["run", RunCommand.command],
-  ["mcp", McpCommand.command]
+  ["mcp", McpCommand.command],
+  ["timeline", TimelineCommand.command]
 ] as const
 
 /** The root command. */
@@ -25,7 +27,8 @@ export const root = Command.make("armature").pipe(
     ToolsCommand.command,
     PermissionsCommand.command,
     RunCommand.command,
-    McpCommand.command
+    McpCommand.command,
+    TimelineCommand.command
   ])
 )
 
