@@ -2,7 +2,10 @@
  * Start-up of the `armature` binary against Node's own (`node -e 0`), measured in the same run with the runs
  * interleaved so both see the same machine load. One JSON line per command: the median wall time of each, their
  * difference and the goal for that difference; then the resident memory of an idle `armature exec` (waiting on
- * stdin). Run: node --import tsx bench/Startup.bench.ts [runs]
+ * stdin). On Linux each line also has the CPU time (user + system) of the commands, from this process's
+ * waited-for-children times in /proc/self/stat: on a machine busy with other work, wall times stretch with the
+ * load while CPU times stay close to what an idle machine would show.
+ * Run: node --import tsx bench/Startup.bench.ts [runs]
  */
 import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
@@ -18,22 +21,36 @@ Fs.writeFileSync(Path.join(home, "a.txt"), "a\n")
 const batch = Path.join(home, "batch.json")
 Fs.writeFileSync(batch, JSON.stringify([{ type: "tool_use", id: "g", name: "Glob", input: { pattern: "*.txt" } }]))
 
-/** Milliseconds from spawn until the process exits (or until `until` sees its stdout say so, then it is killed). */
+/** CPU milliseconds of the children this process has waited for (Linux; 0 elsewhere). */
+const childrenCpuMs = (): number => {
+  if (process.platform !== "linux") return 0
+  // after the command name in parentheses: fields 14 and 15 of stat(5) are cutime and cstime, in clock ticks
+  const fields = Fs.readFileSync("/proc/self/stat", "utf8").split(") ")[1].split(" ")
+  return ((Number(fields[13]) + Number(fields[14])) * 1000) / 100
+}
+
+/**
+ * Milliseconds from spawn until the process exits (or until `until` sees its stdout say so; it is then killed).
+ * Resolves once the process has exited and been reaped either way, so its CPU time is counted.
+ */
 const timed = (args: ReadonlyArray<string>, until?: (stdout: string) => boolean, input?: string) =>
   new Promise<number>((resolve, reject) => {
     const start = performance.now()
     const child = spawn(process.execPath, args, { cwd: home, env, stdio: ["pipe", "pipe", "ignore"] })
     let out = ""
+    let answered: number | undefined
     child.stdout.on("data", (chunk: Buffer) => {
       out += chunk.toString()
-      if (until?.(out)) {
-        resolve(performance.now() - start)
+      if (answered === undefined && until?.(out)) {
+        answered = performance.now() - start
         child.kill("SIGKILL")
       }
     })
     child.on("error", reject)
-    child.on("close", (code) => {
-      if (until === undefined) {
+    child.on("exit", (code) => {
+      if (until !== undefined) {
+        answered !== undefined ? resolve(answered) : reject(new Error(`${args.join(" ")} exited ${code} unanswered`))
+      } else {
         code === 0 ? resolve(performance.now() - start) : reject(new Error(`${args.join(" ")} exited ${code}`))
       }
     })
@@ -89,17 +106,26 @@ const idleRss = () =>
     }, 3000)
   })
 
+/** Runs `run` and returns its wall time and the CPU time its process used (once it has been waited for). */
+const withCpu = async (run: () => Promise<number>) => {
+  const before = childrenCpuMs()
+  const ms = await run()
+  return { ms, cpu: childrenCpuMs() - before }
+}
+
 const main = async () => {
-  const node: Array<number> = []
-  const ours = commands.map(() => [] as Array<number>)
+  const node: Array<{ ms: number; cpu: number }> = []
+  const ours = commands.map(() => [] as Array<{ ms: number; cpu: number }>)
   for (let i = 0; i < runs; i++) {
-    node.push(await timed(["-e", "0"]))
-    for (const [k, command] of commands.entries()) ours[k].push(await command.run())
+    node.push(await withCpu(() => timed(["-e", "0"])))
+    for (const [k, command] of commands.entries()) ours[k].push(await withCpu(command.run))
   }
-  const base = median(node)
-  console.log(JSON.stringify({ name: "node -e 0", ms: Math.round(base), runs }))
+  const base = median(node.map((r) => r.ms))
+  const baseCpu = median(node.map((r) => r.cpu))
+  console.log(JSON.stringify({ name: "node -e 0", ms: Math.round(base), cpu_ms: Math.round(baseCpu), runs }))
   for (const [k, command] of commands.entries()) {
-    const ms = median(ours[k])
+    const ms = median(ours[k].map((r) => r.ms))
+    const cpu = median(ours[k].map((r) => r.cpu))
     console.log(
       JSON.stringify({
         name: command.name,
@@ -107,7 +133,10 @@ const main = async () => {
         node_ms: Math.round(base),
         diff_ms: Math.round(ms - base),
         goal_diff_ms: command.goalMs,
-        ok: ms - base <= command.goalMs
+        ok: ms - base <= command.goalMs,
+        cpu_ms: Math.round(cpu),
+        cpu_diff_ms: Math.round(cpu - baseCpu),
+        load: Math.round(Os.loadavg()[0] * 10) / 10
       })
     )
   }

@@ -35,6 +35,7 @@ import * as RulePermissionPolicy from "./layers/permissions/RulePermissionPolicy
 import * as ToolRegistryLive from "./layers/registry/ToolRegistryLive.js"
 import * as FsResultStore from "./layers/results/FsResultStore.js"
 import * as MemoryResultStore from "./layers/results/MemoryResultStore.js"
+import * as SandboxLive from "./layers/sandbox/SandboxLive.js"
 import * as SessionLive from "./layers/session/SessionLive.js"
 import * as SettingsLoader from "./layers/settings/SettingsLoader.js"
 import * as TreeSitterShellAnalyzer from "./layers/shell/TreeSitterShellAnalyzer.js"
@@ -49,6 +50,7 @@ import type { PermissionPolicy } from "./services/PermissionPolicy.js"
 import type { ReadGuard } from "./services/ReadGuard.js"
 import * as ResultCache from "./services/ResultCache.js"
 import type { ResultStore } from "./services/ResultStore.js"
+import type { Sandbox } from "./services/Sandbox.js"
 import type { Session } from "./services/Session.js"
 import { Settings } from "./services/Settings.js"
 import type { ShellAnalyzer } from "./services/ShellAnalyzer.js"
@@ -60,7 +62,7 @@ import type { Transcript } from "./services/Transcript.js"
 export type Platform = CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path
 
 /** The session-level services every other part may use: session, settings and the shell analyzer. */
-export type Base = Session | Settings | ShellAnalyzer
+export type Base = Session | Settings | ShellAnalyzer | Sandbox
 
 /** What the stages of the pipeline provide: policy, approver, hooks, result store and result cache. */
 export type Stages =
@@ -115,6 +117,12 @@ export interface Options<E = never> {
   readonly permissionMode?: PermissionMode | undefined
   /** The most calls executing at once (default 10, or `ARMATURE_MAX_TOOL_CONCURRENCY`). */
   readonly maxConcurrency?: number | undefined
+  /**
+   * The OS sandbox for Bash: `true`/`false` override `sandbox.enabled` of the settings (like `--sandbox` and
+   * `--no-sandbox`); the other `sandbox.*` settings still apply. Loads @anthropic-ai/sandbox-runtime when on.
+   * See docs/sandbox.md.
+   */
+  readonly sandbox?: boolean | undefined
 
   /** Who answers "ask" (default `"headless"`). See `approveWith`. */
   readonly approver?: ApproverInput<E> | undefined
@@ -157,6 +165,7 @@ export interface Overrides<E = never> {
   readonly session?: Layer.Layer<Session, E, Platform> | undefined
   readonly settings?: Layer.Layer<Settings, E, Session | Platform> | undefined
   readonly shellAnalyzer?: Layer.Layer<ShellAnalyzer, E, Platform> | undefined
+  readonly sandbox?: Layer.Layer<Sandbox, E, Session | Settings | Platform> | undefined
   readonly policy?: Layer.Layer<PermissionPolicy, E, Base | Platform> | undefined
   /** Which paths the search tools skip; by default the Read deny rules of the settings. */
   readonly readGuard?: Layer.Layer<ReadGuard, E, Base | Platform> | undefined
@@ -170,11 +179,13 @@ export interface Overrides<E = never> {
 /**
  * An approver from a function, like the Agent SDK's `canUseTool`: answer `{ behavior: "allow" }` (optionally with
  * `updatedInput` and `updatedPermissions`) or `{ behavior: "deny", message }`, as an Effect or a Promise. A thrown
- * error or a rejected promise denies.
+ * error or a rejected promise denies. `mcp` optionally answers MCP servers' forms (`onElicitation`) and sampling
+ * requests (`onSampling`); see docs/mcp.md.
  */
 export const approveWith = (
-  canUseTool: CallbackApprover.CanUseTool
-): Layer.Layer<ApproverPort.Approver, never, Settings> => CallbackApprover.layer(canUseTool)
+  canUseTool: CallbackApprover.CanUseTool,
+  mcp: CallbackApprover.McpCallbacks = {}
+): Layer.Layer<ApproverPort.Approver, never, Settings> => CallbackApprover.layer(canUseTool, mcp)
 
 /** A model that refuses every request: the default when the options name none. */
 export const noModel: Layer.Layer<LanguageModel> = Layer.succeed(
@@ -293,10 +304,12 @@ const compose = <E>(options: Options<E>) => {
   const overrides: Overrides<E> = options.overrides ?? {}
   const defaults = defaultParts(options as Options<never>)
   const session = overrides.session ?? defaults.session
-  const base = Layer.mergeAll(
-    overrides.settings ?? defaults.settings,
-    overrides.shellAnalyzer ?? defaults.shellAnalyzer
-  ).pipe(Layer.provideMerge(session))
+  const base = (overrides.sandbox ?? SandboxLive.layer({ enabled: options.sandbox })).pipe(
+    Layer.provideMerge(
+      Layer.mergeAll(overrides.settings ?? defaults.settings, overrides.shellAnalyzer ?? defaults.shellAnalyzer)
+    ),
+    Layer.provideMerge(session)
+  )
   const commandHooks =
     overrides.hooks === undefined
       ? Layer.unwrapEffect(Effect.map(Settings, (s) => HooksLive.layerFromSession({ config: s.hooks })))
@@ -310,18 +323,20 @@ const compose = <E>(options: Options<E>) => {
     resultStoreLayer(options.resultStore),
     overrides.resultCache ?? ResultCache.disabled
   )
+  // One model layer (layers are shared by reference), given to the MCP servers too when configured: their
+  // sampling requests run on it.
+  const model: Layer.Layer<LanguageModel, E | Layer.Layer.Error<ReturnType<typeof modelLayer<never>>>, Platform> =
+    modelLayer(options)
+  const mcp = options.model === undefined ? mcpLayer(options) : mcpLayer(options).pipe(Layer.provide(model))
   const tools = Layer.mergeAll(
     options.builtins === false ? Layer.empty : BuiltinTools.layer,
     mergeLayers((options.tools ?? []).map(registerTool)),
-    mcpLayer(options)
+    mcp
   )
   const executor =
     overrides.executor ??
     StreamingExecutor.layer(options.maxConcurrency === undefined ? {} : { maxConcurrency: options.maxConcurrency })
-  const agent = Layer.mergeAll(
-    modelLayer(options),
-    options.transcript === true ? TranscriptLive.layer : TranscriptLive.none
-  )
+  const agent = Layer.mergeAll(model, options.transcript === true ? TranscriptLive.layer : TranscriptLive.none)
   return Layer.mergeAll(executor, agent).pipe(
     Layer.provideMerge(tools),
     Layer.provideMerge(overrides.registry ?? ToolRegistryLive.layer),

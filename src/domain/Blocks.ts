@@ -21,7 +21,7 @@ export const ImageBlock = Schema.Struct({
 })
 export type ImageBlock = typeof ImageBlock.Type
 
-/** A reference to a deferred tool, returned by ToolSearch (SPEC §8). */
+/** A reference to a deferred tool, returned by ToolSearch. */
 export const ToolReferenceBlock = Schema.Struct({
   type: Schema.Literal("tool_reference"),
   tool_name: Schema.String
@@ -82,6 +82,6 @@ export const contentText = (content: ToolResultContent): string =>
         )
         .join("\n")
 
-/** The size in characters of a result's content, as counted for large-result handling (SPEC §7). */
+/** The size in characters of a result's content, as counted for large-result handling. */
 export const contentSize = (content: ToolResultContent): number =>
   typeof content === "string" ? content.length : JSON.stringify(content).length

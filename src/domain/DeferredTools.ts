@@ -1,7 +1,7 @@
 /**
- * Deferred discovery around ToolSearch (SPEC §8): the session-state keys the tool, the registry and the agent
- * loop share, the `<available-deferred-tools>` listing for the system prompt, and the three strategies of seed
- * 002 §5 that choose which deferred tools are loaded up front.
+ * Deferred discovery around ToolSearch (docs/tools.md): the session-state keys the tool, the registry and the
+ * agent loop share, the `<available-deferred-tools>` listing for the system prompt, and the three strategies that
+ * choose which deferred tools are loaded up front.
  */
 import * as Tool from "./Tool.js"
 import * as ToolSearchQuery from "./ToolSearchQuery.js"

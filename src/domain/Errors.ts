@@ -40,7 +40,7 @@ export class InvalidInputError extends Schema.TaggedError<InvalidInputError>()("
   message: Schema.String
 }) {}
 
-/** The dependency graph of a batch has a cycle (SPEC §4.9). */
+/** The dependency graph of a batch (`depends_on`) has a cycle; nothing of the batch runs. */
 export class DependencyCycleError extends Schema.TaggedError<DependencyCycleError>()("DependencyCycleError", {
   cycle: Schema.Array(Schema.String)
 }) {

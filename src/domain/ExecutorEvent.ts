@@ -1,9 +1,9 @@
 /**
- * The events the executor emits (SPEC §4) and the calls it accepts.
+ * The events the executor emits and the calls it accepts (docs/executor.md).
  */
 import type { ToolResult, ToolResultContent, ToolUse } from "./Blocks.js"
 
-/** The life of a call: `queued → executing → completed → yielded` (SPEC §4.1). */
+/** The life of a call: `queued → executing → completed → yielded`. */
 export type CallState = "queued" | "executing" | "completed" | "yielded"
 
 /** A state transition, with milliseconds since the executor started (read from `Clock`). */
@@ -14,7 +14,10 @@ export interface StateEvent {
   readonly t_ms: number
 }
 
-/** A progress event, emitted at once, outside the ordering of results (SPEC §4.3). */
+/**
+ * A progress event, emitted at once, outside the ordering of results (results wait for earlier calls; progress never
+ * does).
+ */
 export interface ProgressEvent {
   readonly type: "progress"
   readonly tool_use_id: string
@@ -29,7 +32,7 @@ export interface ResultEvent {
   readonly content: ToolResultContent
   readonly is_error: boolean
   readonly t_ms: number
-  /** False when a hook asked the turn to stop after this batch (SPEC §6 `continue: false`). */
+  /** False when a hook asked the turn to stop after this batch (its output said `"continue": false`). */
   readonly continue?: boolean
   readonly stopReason?: string
 }
@@ -39,7 +42,7 @@ export type ExecutorEvent = StateEvent | ProgressEvent | ResultEvent
 
 /**
  * A call as the executor takes it: a tool_use block, plus, for programmatic callers only, dependencies and
- * a resolver that builds the input from the upstream results (SPEC §4.9).
+ * a resolver that builds the input from the upstream results (docs/executor.md).
  */
 export interface ToolCall extends ToolUse {
   readonly depends_on?: ReadonlyArray<string>

@@ -1,5 +1,5 @@
 /**
- * Hook events, inputs and the aggregated outcome of running an event's hooks (SPEC §6).
+ * Hook events, inputs and the aggregated outcome of running an event's hooks (Claude Code's hook protocol).
  */
 import type { PermissionBehavior } from "./Permission.js"
 
@@ -38,7 +38,7 @@ export interface HookBlock {
 
 /** The combined outcome of every hook that ran for one event. */
 export interface HookOutcome {
-  /** deny > ask > allow across hooks; an exit-2 block counts as deny (SPEC §6). */
+  /** deny > ask > allow across hooks; an exit-2 block counts as deny. */
   readonly decision: PermissionBehavior | undefined
   readonly reason: string | undefined
   readonly blocks: ReadonlyArray<HookBlock>

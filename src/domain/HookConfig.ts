@@ -1,5 +1,5 @@
 /**
- * The `hooks` section of a settings file, in Claude Code's shape (SPEC §6).
+ * The `hooks` section of a settings file, in Claude Code's shape.
  */
 import { Schema } from "effect"
 

@@ -1,5 +1,6 @@
 /**
- * Hook matchers (SPEC §6): which configured hooks apply to an event, by tool name or by the event's own field.
+ * Hook matchers, as in Claude Code's settings: which configured hooks apply to an event, by tool name or by the event's
+ * own field.
  */
 import type { HookEvent, HookInput } from "./Hook.js"
 

@@ -1,5 +1,5 @@
 /**
- * What one hook says (SPEC §6): the Schema of a hook's JSON stdout, how an output becomes a verdict, and how
+ * What one hook says: the Schema of a hook's JSON stdout, how an output becomes a verdict, and how
  * the verdicts of every hook of an event combine into one HookOutcome (deny > ask > allow, in config order).
  */
 import { Either, ParseResult, Schema } from "effect"

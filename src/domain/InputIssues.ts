@@ -1,5 +1,5 @@
 /**
- * Turns Schema decoding failures into the InputValidationError lines of SPEC §3 step 3, which models know.
+ * Turns Schema decoding failures into Claude Code's InputValidationError lines, which models know.
  */
 import { Option, type ParseResult, SchemaAST } from "effect"
 
@@ -120,7 +120,7 @@ export const issueLines = (issue: ParseResult.ParseIssue): ReadonlyArray<string>
   return out.length > 0 ? out : ["The input is invalid"]
 }
 
-/** The full InputValidationError text of SPEC §3 step 3. */
+/** The full InputValidationError text: one line per issue, wrapped in `<tool_use_error>`. */
 export const inputValidationError = (toolName: string, issue: ParseResult.ParseIssue): string => {
   const lines = issueLines(issue)
   return `<tool_use_error>InputValidationError: ${toolName} failed due to the following ${lines.length === 1 ? "issue" : "issues"}:\n${lines.join("\n")}</tool_use_error>`

@@ -3,9 +3,21 @@
  */
 import { Either, ParseResult, Schema } from "effect"
 
+/**
+ * Whether the server may use the language model (`sampling/createMessage`): ask each time (the default), allow
+ * or deny. See docs/mcp.md.
+ */
+export const SamplingPolicy = Schema.Literal("ask", "allow", "deny").annotations({
+  message: (issue) => ({
+    message: `Expected "ask", "allow" or "deny", actual ${JSON.stringify(issue.actual)}`,
+    override: true
+  })
+})
+
 /** A server started as a child process and spoken to over stdio. */
 export const StdioServer = Schema.Struct({
   type: Schema.optional(Schema.Literal("stdio")),
+  sampling: Schema.optionalWith(SamplingPolicy, { exact: true }),
   command: Schema.NonEmptyString,
   args: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
   env: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.String }), { default: () => ({}) }),
@@ -16,6 +28,7 @@ export type StdioServer = typeof StdioServer.Type
 /** A server reached over Streamable HTTP. */
 export const HttpServer = Schema.Struct({
   type: Schema.Literal("http"),
+  sampling: Schema.optionalWith(SamplingPolicy, { exact: true }),
   url: Schema.String.pipe(Schema.filter((s) => URL.canParse(s) || `Expected an http(s) URL, got ${JSON.stringify(s)}`)),
   headers: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.String }), { default: () => ({}) })
 })
@@ -198,3 +211,41 @@ export const mergeConfigs = (configs: ReadonlyArray<McpConfig>): McpConfig => ({
 /** The one-line notice for project servers left unstarted because nobody approved them. */
 export const unapprovedNotice = (file: string, names: ReadonlyArray<string>): string =>
   `armature: not starting MCP server${names.length === 1 ? "" : "s"} ${names.map((n) => JSON.stringify(n)).join(", ")} of ${file}: not approved (add to enabledMcpjsonServers or set enableAllProjectMcpServers in settings)`
+
+const SamplingSettings = Schema.Struct({
+  mcpSampling: Schema.optionalWith(Schema.Record({ key: Schema.String, value: SamplingPolicy }), {
+    exact: true,
+    default: () => ({})
+  })
+})
+
+/** Reads `mcpSampling` (server name → "ask" | "allow" | "deny") from merged settings; a bad value names it. */
+export const samplingPoliciesOf = (
+  settings: Readonly<Record<string, unknown>>
+): Either.Either<Readonly<Record<string, typeof SamplingPolicy.Type>>, string> =>
+  Schema.decodeUnknownEither(
+    SamplingSettings,
+    options
+  )(settings).pipe(
+    Either.map((s) => s.mcpSampling),
+    Either.mapLeft((error) => `Invalid settings: ${issuesOf([], error).join("; ")}`)
+  )
+
+/**
+ * Sets each server's sampling policy: the settings' `mcpSampling` entry wins; else the server's own `sampling`,
+ * except that a server of the project's `.mcp.json` (`fromProject`) cannot allow itself (its "allow" counts as
+ * "ask"), since that file comes with the repository rather than from the user.
+ */
+export const applySamplingPolicies = (
+  config: McpConfig,
+  policies: Readonly<Record<string, typeof SamplingPolicy.Type>>,
+  fromProject: ReadonlySet<string>
+): McpConfig => ({
+  mcpServers: Object.fromEntries(
+    Object.entries(config.mcpServers).map(([name, server]) => {
+      const own = server.sampling === "allow" && fromProject.has(name) ? "ask" : server.sampling
+      const sampling = policies[name] ?? own
+      return [name, sampling === undefined ? server : { ...server, sampling }]
+    })
+  )
+})

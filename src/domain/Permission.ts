@@ -1,8 +1,8 @@
 /**
- * Permission decisions and their traces (SPEC §5). Rule parsing and matching live in `PermissionRule.ts`.
+ * Permission decisions and their traces (docs/permissions.md). Rule parsing and matching live in `PermissionRule.ts`.
  */
 
-/** The permission modes of SPEC §5.3. */
+/** The permission modes, Claude Code's (docs/permissions.md). */
 export type PermissionMode = "default" | "acceptEdits" | "plan" | "bypassPermissions" | "dontAsk"
 
 /** Every permission mode, in the order the CLI lists them. */
@@ -17,7 +17,10 @@ export const permissionModes: ReadonlyArray<PermissionMode> = [
 /** The outcome of a permission decision. */
 export type PermissionBehavior = "allow" | "deny" | "ask"
 
-/** A tool's own permission opinion (step 3 of SPEC §5.4); `passthrough` leaves the decision to later steps. */
+/**
+ * A tool's own permission opinion (a step of the pipeline in docs/permissions.md); `passthrough` leaves the decision to
+ * later steps.
+ */
 export type PermissionOpinion =
   | { readonly behavior: "passthrough" }
   | {
@@ -30,7 +33,7 @@ export type PermissionOpinion =
 /** The opinion of a tool that has no opinion. */
 export const passthrough: PermissionOpinion = { behavior: "passthrough" }
 
-/** One step of a decision's explanation (SPEC §5.6). */
+/** One step of a decision's explanation (what `armature permissions check` prints). */
 export interface TraceStep {
   readonly step: string
   readonly outcome: PermissionBehavior | "passthrough" | "skip"

@@ -1,5 +1,6 @@
 /**
- * The texts of large-result handling (SPEC §7): human sizes, the 2 KB preview and the `<persisted-output>` block.
+ * The texts of large-result handling (docs/tools.md, "Size of results"): human sizes, the 2 KB preview and the
+ * `<persisted-output>` block.
  */
 
 /** The largest threshold any tool gets, whatever its `maxResultSizeChars`. */
@@ -32,7 +33,7 @@ export const preview = (text: string, chars: number = previewChars): string => {
   return newline > chars / 2 ? cut.slice(0, newline) : cut
 }
 
-/** The block that replaces a persisted result (exact text of SPEC §7). */
+/** The block that replaces a persisted result (the exact text the model receives). */
 export const persistedOutput = (options: { readonly bytes: number; readonly path: string; readonly preview: string }) =>
   `<persisted-output>\nOutput too large (${formatSize(options.bytes)}). Full output saved to: ${options.path}\n\nPreview (first 2KB):\n${options.preview}\n...\n</persisted-output>`
 

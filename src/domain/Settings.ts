@@ -1,6 +1,6 @@
 /**
- * Settings files in Claude Code's shape (SPEC §5.7): the Schema, decoding with errors that name the file and the
- * JSON path, and the merge of several sources into the effective permission settings.
+ * Settings files in Claude Code's shape (docs/permissions.md): the Schema, decoding with errors that name the file and
+ * the JSON path, and the merge of several sources into the effective permission settings.
  */
 import * as Path from "node:path"
 import { Either, ParseResult, Schema } from "effect"
@@ -8,6 +8,7 @@ import { HooksConfig } from "./HookConfig.js"
 import type { PermissionMode } from "./Permission.js"
 import { permissionModes } from "./Permission.js"
 import * as PermissionRule from "./PermissionRule.js"
+import { mergeSections, SandboxSection } from "./Sandbox.js"
 
 /** The `permissions` section. Unknown keys are allowed and kept. */
 export const PermissionsSection = Schema.Struct(
@@ -27,6 +28,7 @@ export const SettingsFile = Schema.Struct(
   {
     permissions: Schema.optional(PermissionsSection),
     hooks: Schema.optional(HooksConfig),
+    sandbox: Schema.optional(SandboxSection),
     /** The model of `armature run` when neither `--model` nor `ANTHROPIC_MODEL` names one (as in Claude Code). */
     model: Schema.optional(Schema.String)
   },
@@ -207,6 +209,8 @@ export interface Permissions {
 export interface Merged {
   readonly permissions: Permissions
   readonly hooks: HooksConfig
+  /** The `sandbox` sections merged key by key (later scalars win, lists are joined). */
+  readonly sandbox: SandboxSection | undefined
   /** Every top-level key of every source, later sources overriding earlier ones (permissions and hooks merged). */
   readonly settings: SettingsFile
   readonly sources: ReadonlyArray<string>
@@ -225,6 +229,7 @@ export const merge = (sources: ReadonlyArray<Source>): Either.Either<Merged, Per
   const hooks: Record<string, Array<HooksConfig[string][number]>> = {}
   let defaultMode: PermissionMode = "default"
   let settings: Record<string, unknown> = {}
+  let sandbox: SandboxSection | undefined
   for (const source of sources) {
     const p = source.settings.permissions
     for (const [behavior, list, into] of [
@@ -244,12 +249,14 @@ export const merge = (sources: ReadonlyArray<Source>): Either.Either<Merged, Per
     for (const [event, matchers] of Object.entries(source.settings.hooks ?? {})) {
       hooks[event] = [...(hooks[event] ?? []), ...matchers]
     }
+    sandbox = mergeSections(sandbox, source.settings.sandbox)
     settings = { ...settings, ...source.settings }
   }
   const permissions: Permissions = { allow, ask, deny, defaultMode, additionalDirectories: dirs }
   return Either.right({
     permissions,
     hooks,
+    sandbox,
     settings: {
       ...settings,
       permissions: {
@@ -259,7 +266,8 @@ export const merge = (sources: ReadonlyArray<Source>): Either.Either<Merged, Per
         defaultMode,
         additionalDirectories: dirs
       },
-      hooks
+      hooks,
+      ...(sandbox === undefined ? {} : { sandbox })
     },
     sources: sources.map((s) => s.name)
   })

@@ -1,52 +1,56 @@
 /**
- * The exact result texts of SPEC §3 and §4, in one place.
+ * The exact texts the model receives for refusals, errors and cancellations, in one place. Most follow Claude
+ * Code's wording, which models already know; docs/executor.md lists when each is given.
  */
 
-/** SPEC §3 step 1. */
+/** The call names a tool that is not in the registry. */
 export const noSuchTool = (name: string): string =>
   `<tool_use_error>Error: No such tool available: ${name}</tool_use_error>`
 
-/** SPEC §3 step 2: the turn was interrupted before this call started. */
+/** The turn was interrupted before this call started. */
 export const alreadyCancelled =
   "The user doesn't want to take this action right now. STOP what you are doing and wait for the user to tell you how to proceed."
 
-/** SPEC §3 step 3, for a deferred tool the model has not discovered yet. */
+/** Added to an input error when the tool is deferred and the model has not loaded its schema yet. */
 export const undiscoveredHint = (toolName: string): string =>
   `This tool's schema was not sent to the API. Call ToolSearch with query "select:${toolName}", then retry this call.`
 
-/** SPEC §3 step 4. */
+/** The tool's own `validate` rejected the input. */
 export const validationFailed = (message: string): string => `<tool_use_error>${message}</tool_use_error>`
 
-/** SPEC §3 step 5. */
+/** A PreToolUse hook denied the call. */
 export const preToolUseBlocked = (toolName: string, reason: string): string =>
   `PreToolUse:${toolName} hook error: ${reason}`
 
-/** SPEC §3 step 8. */
+/** A tool that returned nothing: the model still gets a non-empty result. */
 export const emptyResult = (toolName: string): string => `(${toolName} completed with no output)`
 
-/** SPEC §3 step 9. */
+/** A PostToolUse hook blocked: its reason is appended to the result. */
 export const postToolUseBlocked = (toolName: string, command: string, reason: string): string =>
   `PostToolUse:${toolName} hook blocking error from command: "${command}": ${reason}`
 
-/** SPEC §3 step 10: long failure texts keep their head and tail. */
+/** A failure text longer than 10,000 characters keeps its first and last 5,000. */
 export const truncateFailure = (text: string): string => {
   if (text.length <= 10_000) return text
   const cut = text.length - 10_000
   return `${text.slice(0, 5_000)}\n\n... [${cut} characters truncated] ...\n\n${text.slice(-5_000)}`
 }
 
-/** SPEC §4.5. */
+/** The call ran past its tool's timeout. */
 export const timedOut = (toolName: string, ms: number): string => `Tool ${toolName} timed out after ${ms} ms`
 
-/** SPEC §4.6: `{summary}` is the first 40 characters of the call's main argument, then `…` when cut. */
+/**
+ * A call cancelled because a sibling failed: `{summary}` is the first 40 characters of the call's main argument, then
+ * `…` when cut.
+ */
 export const siblingErrored = (toolName: string, mainArgument: string): string => {
   const summary = mainArgument.length > 40 ? `${mainArgument.slice(0, 40)}…` : mainArgument
   return `<tool_use_error>Cancelled: parallel tool call ${toolName}(${summary}) errored</tool_use_error>`
 }
 
-/** SPEC §4.8: a call cancelled by a user interrupt or a hard abort. */
+/** A call cancelled by a user interrupt or a hard abort, or an approval the user rejected. */
 export const rejected =
   "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed."
 
-/** SPEC §4.9: a dependency's result was an error. */
+/** A call whose dependency's (`depends_on`) result was an error. */
 export const dependencyFailed = (id: string): string => `Dependency ${id} failed`

@@ -1,5 +1,6 @@
 /**
- * The tool protocol of SPEC §1: a tool is described by Schemas and built with fail-closed defaults.
+ * The tool protocol (docs/library.md, "Define a tool"): a tool is described by Schemas and built with fail-closed
+ * defaults.
  */
 import { Data, Duration, Effect, JSONSchema, Option, type Schema, SchemaAST } from "effect"
 import type { ResultContentBlock, ToolResultContent } from "./Blocks.js"
@@ -7,13 +8,13 @@ import type { ToolFailure, ToolValidationError } from "./Errors.js"
 import { ToolSchemaError } from "./Errors.js"
 import { type PermissionMode, type PermissionOpinion, passthrough } from "./Permission.js"
 
-/** The categories of SPEC §1. */
+/** A tool's category (what kind of thing it does). */
 export type Category = "file" | "shell" | "search" | "network" | "agent" | "workflow" | "plan" | "mcp" | "custom"
 
-/** Where a tool comes from; built-ins sort before MCP tools in the pool (SPEC §2). */
+/** Where a tool comes from; built-ins sort before MCP tools in the pool. */
 export type Source = "builtin" | "mcp"
 
-/** What a call touches, for conflict detection and cache invalidation (SPEC §4.9). */
+/** What a call touches, for conflict detection and cache invalidation (docs/executor.md). */
 export interface Resource {
   readonly key: string
   readonly access: "read" | "write"
@@ -24,7 +25,7 @@ export interface SessionContext {
   readonly cwd: string
 }
 
-/** A change to the session context returned by a call (SPEC §4.9), e.g. Bash's `cd`. */
+/** A change to the session context returned by a call, e.g. Bash's `cd` (docs/executor.md). */
 export type ContextModifier = (context: SessionContext) => SessionContext
 
 /** A key into the session's state store, with its initial value. */
@@ -68,7 +69,7 @@ export interface ToolContext {
   /** The session's working directory when the call started. */
   readonly cwd: string
   readonly permissionMode: PermissionMode
-  /** Emits a progress event at once, outside the ordering of results (SPEC §4.3). */
+  /** Emits a progress event at once, outside the ordering of results. */
   readonly progress: (data: unknown) => Effect.Effect<void>
   /** Completes when the user interrupts the turn; `"block"` tools may watch it to stop early by choice. */
   readonly interrupted: Effect.Effect<void>
@@ -88,7 +89,7 @@ export const withModifier = <A>(output: A, modifier: ContextModifier): WithModif
 /** True when a call returned a `WithModifier`. */
 export const isWithModifier = (u: unknown): u is WithModifier<unknown> => u instanceof WithModifier
 
-/** A tool definition with every field of SPEC §1 filled in. */
+/** A tool definition with every field filled in. */
 export interface Tool<I, O> {
   readonly name: string
   readonly aliases: ReadonlyArray<string>
@@ -219,7 +220,7 @@ export const jsonSchemaOf = (
       )
 
 /**
- * Makes a tool from its definition, filling every omitted field with the fail-closed default of SPEC §1
+ * Makes a tool from its definition, filling every omitted field with its fail-closed default
  * (writable, not concurrency-safe, not destructive, needs permission). Fails when the input Schema has no
  * JSON Schema form, naming the tool.
  */
@@ -279,6 +280,6 @@ export const toApiDefinition = (tool: Any): ApiToolDefinition => ({
   input_schema: tool.inputJsonSchema
 })
 
-/** The deferral rule of SPEC §8. */
+/** Whether a tool is deferred (only its name is sent until ToolSearch loads it; docs/tools.md). */
 export const isDeferred = (tool: Any): boolean =>
   tool.alwaysLoad ? false : tool.name === "ToolSearch" ? false : tool.source === "mcp" ? true : tool.shouldDefer

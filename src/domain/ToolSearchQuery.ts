@@ -1,5 +1,5 @@
 /**
- * ToolSearch's query language and scoring (SPEC §8), as pure functions over the tools' names, hints and
+ * ToolSearch's query language and scoring (docs/tools.md), as pure functions over the tools' names, hints and
  * descriptions: `select:A,B` picks exact names, anything else is keywords where `+term` is required.
  */
 import * as Tool from "./Tool.js"
@@ -29,7 +29,7 @@ export interface Hit {
   readonly score: number | null
 }
 
-/** Points per term, per SPEC §8. */
+/** Points per term: where a term is found (name part, hint, description) decides its weight. */
 export const weights = {
   exactPart: 10,
   exactPartMcp: 12,

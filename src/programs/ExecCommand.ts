@@ -1,5 +1,5 @@
 /**
- * `armature exec [FILE|-]`: runs tool calls through the full pipeline and executor (SPEC §10).
+ * `armature exec [FILE|-]`: runs tool calls through the full pipeline and executor (docs/cli.md).
  */
 import * as Fs from "node:fs"
 import * as Readline from "node:readline"

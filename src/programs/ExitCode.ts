@@ -1,5 +1,5 @@
 /**
- * Exit codes of the CLI: 2 with a message on stderr for unusable input (SPEC §10).
+ * Exit codes of the CLI: 2 with a message on stderr for unusable input (see docs/cli.md, "Exit status").
  */
 import { Console, Effect } from "effect"
 

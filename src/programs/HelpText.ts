@@ -18,13 +18,30 @@ export const colourAllowed = (): boolean =>
 /** Removes ANSI colour sequences. */
 export const stripColour = (text: string): string => text.replace(ansi, "")
 
-/** Breaks a line longer than `width` at spaces, continuing with its indentation plus `extra` spaces. */
+/** The last space at or before `limit` outside `[…]` (so a usage's `[--flag value]` stays whole), else any. */
+const breakAt = (text: string, limit: number): number => {
+  let depth = 0
+  let outside = -1
+  for (let i = 0; i <= Math.min(limit, text.length - 1); i++) {
+    const ch = text[i]
+    if (ch === "[") depth++
+    else if (ch === "]") depth = Math.max(0, depth - 1)
+    else if (ch === " " && depth === 0) outside = i
+  }
+  return outside > 0 ? outside : text.lastIndexOf(" ", limit)
+}
+
+/**
+ * Breaks a line longer than `width` at spaces (outside brackets when it can), continuing with its indentation plus
+ * `extra` spaces.
+ */
 export const wrap = (line: string, extra = 2): Array<string> => {
   const indent = /^\s*/.exec(line)?.[0] ?? ""
   const out: Array<string> = []
   let rest = line
   while (rest.length > width) {
-    const cut = rest.lastIndexOf(" ", width)
+    const found = breakAt(rest, width)
+    const cut = found <= indent.length + extra ? rest.lastIndexOf(" ", width) : found
     if (cut <= indent.length + extra) break
     out.push(rest.slice(0, cut).trimEnd())
     rest = `${indent}${" ".repeat(extra)}${rest.slice(cut).trimStart()}`

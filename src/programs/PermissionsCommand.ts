@@ -1,6 +1,7 @@
 /**
- * `armature permissions check`: decides one call with the settings and flags of SPEC §5.7 and prints the decision
- * with its trace (SPEC §5.6, §10). It runs nothing, not even hooks.
+ * `armature permissions check`: decides one call with the same settings files and flags as the other commands and
+ * prints the decision with the trace of the steps that made it (docs/cli.md, docs/permissions.md). It runs
+ * nothing, not even hooks.
  */
 import * as Path from "node:path"
 import { Command, Options } from "@effect/cli"

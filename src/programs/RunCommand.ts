@@ -58,8 +58,18 @@ export const runLayer = (
   sessionId: string | undefined,
   retry?: RetryPolicy,
   results?: ResultOptions,
+  model?: string | undefined,
   onDecision?: (request: PermissionRequest, decision: PermissionDecision) => Effect.Effect<void>
-) => engineLayer(options, { sessionId, model: "anthropic", transcript: true, modelRetry: retry, results, onDecision })
+) =>
+  engineLayer(options, {
+    sessionId,
+    model: "anthropic",
+    transcript: true,
+    modelRetry: retry,
+    results,
+    samplingModel: model,
+    onDecision
+  })
 
 /**
  * Ctrl-C as a stream (see `Signals.listen`): the first two signals are emitted (interrupt, then abort) and a third
@@ -190,6 +200,8 @@ export const runAgent = (args: RunArgs, audit: Audit.Audit = Audit.make()) =>
       maxTokens: args.maxTokens,
       appendSystemPrompt: Option.getOrUndefined(args.appendSystemPrompt),
       interrupts,
+      // stream-json: each content block as it completes, as claude -p --output-format stream-json --verbose
+      assistantEvents: args.output === "stream-json" ? "block" : "message",
       onEvent: (event) => Effect.zipRight(record.onEvent(event), printer(args.output)(event)),
       onModelEvent: (event) => Effect.zipRight(record.onModelEvent(event), modelPrinter(args.output)(event)),
       onExecutorEvent: record.onExecutorEvent
@@ -305,6 +317,7 @@ export const command = Command.make("run", { prompt, ...runOptions, ...resultOpt
           Option.getOrUndefined(args.resume),
           retryOf(args.maxRetries),
           args,
+          modelOf(args.model),
           Audit.onDecision(audit)
         )
       ),

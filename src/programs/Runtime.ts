@@ -60,6 +60,14 @@ export const engineOptions = {
   mcpConfig: Options.file("mcp-config").pipe(
     Options.withDescription("An .mcp.json file of MCP servers whose tools join the pool"),
     Options.optional
+  ),
+  // Two flags rather than one negatable boolean: a boolean option is false when absent, and absent must mean "as the
+  // settings say".
+  sandbox: Options.boolean("sandbox").pipe(
+    Options.withDescription("Run Bash in the OS sandbox, whatever sandbox.enabled says (see docs/sandbox.md)")
+  ),
+  noSandbox: Options.boolean("no-sandbox").pipe(
+    Options.withDescription("Run Bash without the OS sandbox, whatever sandbox.enabled says")
   )
 }
 
@@ -101,6 +109,8 @@ export interface EngineOptions {
   readonly disallowedTools: ReadonlyArray<string>
   readonly maxConcurrency: Option.Option<number>
   readonly mcpConfig: Option.Option<string>
+  readonly sandbox: boolean
+  readonly noSandbox: boolean
 }
 
 /** The registry with every built-in tool registered, for a session in `cwd` (no permissions needed). */
@@ -126,6 +136,8 @@ export interface EngineExtras {
   readonly transcript?: boolean | undefined
   /** Retries of the Anthropic model (`run --max-retries`). */
   readonly modelRetry?: RetryPolicy | undefined
+  /** The model name MCP servers' sampling requests run with (`run --model`). */
+  readonly samplingModel?: string | undefined
   /** How large results are shown and whether read-only results are cached (`--result-strategy`, `--result-cache`). */
   readonly results?: ResultOptions | undefined
   /** Told every permission decision (`--transcript`, `--timeline`); the decisions themselves are unchanged. */
@@ -162,10 +174,11 @@ export const engineLayer = (options: EngineOptions, extras: EngineExtras = {}) =
         disallowedTools: options.disallowedTools,
         permissionMode: Option.getOrUndefined(options.permissionMode),
         maxConcurrency: Option.getOrUndefined(options.maxConcurrency),
+        sandbox: options.noSandbox ? false : options.sandbox ? true : undefined,
         approver: extras.approver !== "headless" && interactive ? TerminalApprover.layer : "headless",
         mcpConfig: Option.getOrUndefined(options.mcpConfig),
         mcpProject: true,
-        mcp: { stderr: extras.mcpStderr ?? "ignore" },
+        mcp: { stderr: extras.mcpStderr ?? "ignore", samplingModel: extras.samplingModel },
         model: extras.model,
         transcript: extras.transcript,
         modelRetry: extras.modelRetry,

@@ -7,6 +7,7 @@ import * as ExecCommand from "./ExecCommand.js"
 import * as McpCommand from "./McpCommand.js"
 import * as PermissionsCommand from "./PermissionsCommand.js"
 import * as RunCommand from "./RunCommand.js"
+import * as SandboxCommand from "./SandboxCommand.js"
 import * as TimelineCommand from "./TimelineCommand.js"
 import * as ToolsCommand from "./ToolsCommand.js"
 
@@ -16,6 +17,7 @@ const commands = [
   ["permissions", PermissionsCommand.command],
   ["run", RunCommand.command],
   ["mcp", McpCommand.command],
+  ["sandbox", SandboxCommand.command],
   ["timeline", TimelineCommand.command]
 ] as const
 
@@ -28,6 +30,7 @@ export const root = Command.make("armature").pipe(
     PermissionsCommand.command,
     RunCommand.command,
     McpCommand.command,
+    SandboxCommand.command,
     TimelineCommand.command
   ])
 )

@@ -1,8 +1,15 @@
 /**
- * Who answers "ask" (SPEC §5.5).
+ * Who answers "ask": a terminal, a callback, or nobody (headless). See docs/library.md, "Who answers \"ask\"".
  */
 import { Context, Effect, Layer } from "effect"
 import type { PermissionDecision } from "../domain/Permission.js"
+import type {
+  ElicitationAnswer,
+  ElicitationRequest,
+  ProjectServerAnswer,
+  ProjectServerRequest,
+  SamplingRequest
+} from "./McpClients.js"
 import type { PermissionRequest } from "./PermissionPolicy.js"
 
 /** The answer to an ask. */
@@ -15,10 +22,25 @@ export class Approver extends Context.Tag("armature/Approver")<
   Approver,
   {
     readonly approve: (request: PermissionRequest, decision: PermissionDecision) => Effect.Effect<Approval>
+    /**
+     * Answers an MCP server's form (`elicitation/create`). Optional: an approver without it declines every form.
+     * See docs/mcp.md.
+     */
+    readonly elicit?: ((request: ElicitationRequest) => Effect.Effect<ElicitationAnswer>) | undefined
+    /**
+     * Whether an MCP server whose policy is "ask" may use the language model for this request. Optional: an
+     * approver without it refuses every such request.
+     */
+    readonly approveSampling?: ((request: SamplingRequest) => Effect.Effect<boolean>) | undefined
+    /**
+     * Whether an unapproved server of the project's `.mcp.json` may start. Optional: an approver without it leaves
+     * such servers unstarted (with a one-line notice), as when headless.
+     */
+    readonly approveProjectServer?: ((request: ProjectServerRequest) => Effect.Effect<ProjectServerAnswer>) | undefined
   }
 >() {}
 
-/** The headless text of SPEC §5.5. */
+/** The refusal text when nobody can be asked (a headless run): names the tool and why it asked. */
 export const headlessMessage = (toolName: string, reason: string): string =>
   `Permission to use ${toolName} has not been granted. ${reason}`.trimEnd()
 

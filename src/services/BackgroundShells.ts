@@ -1,8 +1,8 @@
 /**
- * Shell commands started with `run_in_background`: started, read incrementally and killed by id (SPEC §9 Bash,
- * BashOutput, KillShell). Every shell still running is killed when the service's scope closes.
+ * Shell commands started with `run_in_background`: started, read incrementally and killed by id (the Bash,
+ * BashOutput and KillShell tools; docs/tools.md). Every shell still running is killed when the service's scope closes.
  */
-import { Context, type Effect } from "effect"
+import { Context, type Effect, type Scope } from "effect"
 import type { ToolFailure } from "../domain/Errors.js"
 
 /** Where a background shell is. */
@@ -37,7 +37,15 @@ export interface ShellOutput {
 export class BackgroundShells extends Context.Tag("armature/BackgroundShells")<
   BackgroundShells,
   {
-    readonly start: (command: string, cwd: string) => Effect.Effect<ShellInfo, ToolFailure>
+    /**
+     * Starts a shell. `wrap`, when given, turns the command into the line actually run (the sandbox's); it runs in
+     * the shell's own scope, which stays open until the shell is killed or the service ends.
+     */
+    readonly start: (
+      command: string,
+      cwd: string,
+      wrap?: ((command: string) => Effect.Effect<string, ToolFailure, Scope.Scope>) | undefined
+    ) => Effect.Effect<ShellInfo, ToolFailure>
     /** New output since the last read; with `filter`, only the lines it matches (the others are consumed). */
     readonly read: (id: string, filter?: RegExp) => Effect.Effect<ShellOutput, ToolFailure>
     /**

@@ -1,6 +1,6 @@
 /**
- * The file-state cache (SPEC §9): what each file looked like when the model last read (or wrote) it, so Write and
- * Edit can refuse to overwrite a file the model has not seen, or that changed since.
+ * The file-state cache (docs/tools.md, Write and Edit): what each file looked like when the model last read (or wrote)
+ * it, so Write and Edit can refuse to overwrite a file the model has not seen, or that changed since.
  */
 import { Context, type Effect, type Option } from "effect"
 

@@ -1,5 +1,6 @@
 /**
- * The hooks registry (SPEC §6): runs every hook matching an event and aggregates their outcomes.
+ * The hooks registry: runs every hook (settings command hooks and in-process hooks) matching an event and
+ * aggregates their outcomes into one HookOutcome.
  */
 import { Context, Effect, Layer } from "effect"
 import { emptyOutcome, type HookEvent, type HookInput, type HookOutcome } from "../domain/Hook.js"

@@ -1,6 +1,7 @@
 /**
- * The registry of in-process hooks (SPEC §6): hooks written as Effect functions by application code, registered
- * by composing layers, run beside the command hooks of the settings and aggregated the same way.
+ * The registry of in-process hooks (docs/library.md, "In-process hooks"): hooks written as Effect functions by
+ * application code, registered by composing layers, run beside the command hooks of the settings and aggregated the
+ * same way.
  */
 import { Context, Effect, Layer, Ref, type Scope } from "effect"
 import type { HookEvent, HookInput } from "../domain/Hook.js"

@@ -16,6 +16,11 @@ export interface McpOptions {
   readonly reconnectWait?: Duration.DurationInput | undefined
   /** What happens to a stdio server's stderr. Default "ignore". */
   readonly stderr?: "ignore" | "inherit" | undefined
+  /**
+   * The model name servers' sampling requests run with (default: the LanguageModel's default model). Servers may
+   * ask for sampling only when the engine has a language model; see docs/mcp.md.
+   */
+  readonly samplingModel?: string | undefined
 }
 
 /** Where a server's connection stands. */
@@ -59,17 +64,48 @@ export interface ElicitationRequest {
   readonly requestedSchema: Readonly<Record<string, unknown>>
 }
 
+/** A value of an elicitation form: a string, number or boolean, or the choices of a multi-select field. */
+export type ElicitationValue = string | number | boolean | ReadonlyArray<string>
+
 /** The user's answer: accept with the form's content, decline, or cancel (dismissed). */
 export type ElicitationAnswer =
-  | { readonly action: "accept"; readonly content: Readonly<Record<string, string | number | boolean>> }
+  | { readonly action: "accept"; readonly content: Readonly<Record<string, ElicitationValue>> }
   | { readonly action: "decline" }
   | { readonly action: "cancel" }
 
 /**
- * Who answers elicitation requests (a terminal form, or an embedding application's callback). Optional: without
- * it, as when headless, every request is declined.
+ * Who answers elicitation requests, ahead of the Approver. Optional: without it the Approver's `elicit` answers
+ * (the terminal form, or `approveWith`'s `onElicitation`), and without that every request is declined.
  */
 export class McpElicitor extends Context.Tag("armature/McpElicitor")<
   McpElicitor,
   { readonly elicit: (request: ElicitationRequest) => Effect.Effect<ElicitationAnswer> }
 >() {}
+
+/** Whether an MCP server may use the language model (`sampling/createMessage`): ask each time, always, or never. */
+export type SamplingPolicy = "ask" | "allow" | "deny"
+
+/** An MCP server's request to use the language model, as shown to whoever approves it. */
+export interface SamplingRequest {
+  /** The server's name in the configuration. */
+  readonly server: string
+  readonly systemPrompt: string | undefined
+  /** The conversation the server wants completed (text only). */
+  readonly messages: ReadonlyArray<{ readonly role: "user" | "assistant"; readonly text: string }>
+  readonly maxTokens: number
+}
+
+/** An unapproved server of the project's `.mcp.json`, as shown to whoever approves it. */
+export interface ProjectServerRequest {
+  /** The `.mcp.json` file. */
+  readonly file: string
+  readonly server: string
+  /** What it runs: the command line of a stdio server, the URL of an HTTP one. */
+  readonly summary: string
+}
+
+/**
+ * The answer about a project server, as Claude Code asks it: use it, use it and every other server of the
+ * project's file, or do not use it. Answers are remembered in `.claude/settings.local.json`.
+ */
+export type ProjectServerAnswer = "approve" | "approve-all" | "reject"

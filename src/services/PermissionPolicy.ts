@@ -1,5 +1,5 @@
 /**
- * The permission pipeline's port (SPEC §5.4): decides whether a call may run, with a trace.
+ * The permission pipeline's port (docs/permissions.md, "The pipeline"): decides whether a call may run, with a trace.
  */
 import { Context, Effect, Layer } from "effect"
 import type { PermissionBehavior, PermissionDecision, PermissionMode } from "../domain/Permission.js"
@@ -12,7 +12,7 @@ export interface PermissionRequest {
   readonly input: unknown
   readonly toolUseId: string
   readonly context: Tool.ToolContext
-  /** A PreToolUse hook's decision, if any (allow skips steps 4–7, ask forces step 7; SPEC §5.4). */
+  /** A PreToolUse hook's decision, if any (docs/permissions.md explains where it applies). */
   readonly hookDecision?: PermissionBehavior | undefined
 }
 
@@ -22,7 +22,7 @@ export class PermissionPolicy extends Context.Tag("armature/PermissionPolicy")<
   {
     readonly mode: PermissionMode
     readonly decide: (request: PermissionRequest) => Effect.Effect<PermissionDecision>
-    /** Whether a tool is denied outright (hidden from the pool, SPEC §2). */
+    /** Whether a tool is denied outright (then it is hidden from the pool). */
     readonly isToolDenied: (tool: Tool.Any) => boolean
   }
 >() {}

@@ -1,8 +1,9 @@
 /**
- * Large-result handling (SPEC §7): results above a tool's threshold are persisted and replaced by a preview, and
- * tools that produce streams spill them to a file while keeping only a bounded head and tail in memory.
+ * Large-result handling (docs/tools.md, "Size of results"): results above a tool's threshold are persisted and replaced
+ * by a preview, and tools that produce streams spill them to a file while keeping only a bounded head and tail in
+ * memory.
  */
-import { Context, Data, type Effect, type Option, type Scope } from "effect"
+import { Context, type Effect, type Option, Schema, type Scope } from "effect"
 import type { ToolResultContent } from "../domain/Blocks.js"
 import type * as HeadTail from "../domain/HeadTail.js"
 
@@ -15,10 +16,10 @@ export interface StoreRequest {
 }
 
 /** Writing a persisted result or a spill file failed. */
-export class ResultStoreError extends Data.TaggedError("ResultStoreError")<{
-  readonly path: string
-  readonly reason: string
-}> {
+export class ResultStoreError extends Schema.TaggedError<ResultStoreError>()("ResultStoreError", {
+  path: Schema.String,
+  reason: Schema.String
+}) {
   override get message(): string {
     return `Could not save output to ${this.path}: ${this.reason}`
   }

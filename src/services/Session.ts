@@ -14,7 +14,7 @@ export class Session extends Context.Tag("armature/Session")<
     readonly projectDir: string
     /** Where Armature keeps its files (persisted results, transcripts, background output). */
     readonly stateDir: string
-    /** The working directory and anything else context modifiers change (SPEC §4.9). */
+    /** The working directory and anything else context modifiers change (docs/executor.md). */
     readonly context: Ref.Ref<Tool.SessionContext>
     readonly state: Tool.SessionState
     readonly transcriptPath: string

@@ -1,5 +1,6 @@
 /**
- * The effective settings of a session (SPEC §5.7) and the session rules added by "always" approvals (SPEC §5.5).
+ * The effective settings of a session (every settings file and flag merged; see docs/permissions.md) and the
+ * session rules added by "always" approvals.
  */
 import { Context, Effect, Layer, Ref } from "effect"
 import type { HooksConfig } from "../domain/HookConfig.js"

@@ -1,5 +1,5 @@
 /**
- * Shell command analysis for permissions and read-only detection (SPEC §5.2).
+ * Shell command analysis for permissions and read-only detection (docs/permissions.md, docs/read-only-commands.md).
  */
 import { Context } from "effect"
 import type { CommandForm } from "../domain/PermissionRule.js"
@@ -9,7 +9,7 @@ import type { Template } from "../domain/shell/ShellExpansion.js"
 export interface SimpleCommand {
   /** The command's source text as written (including assignments and wrappers). */
   readonly text: string
-  /** The words after stripping leading `VAR=value` assignments and the wrappers of SPEC §5.2, unquoted. */
+  /** The words after stripping leading `VAR=value` assignments and wrappers (`env`, `timeout`, …), unquoted. */
   readonly argv: ReadonlyArray<string>
   /** `argv` joined with single spaces: what `Bash(...)` allow rules are matched against. */
   readonly normalized: string
@@ -43,9 +43,9 @@ export interface ShellAnalysis {
   readonly parsed: boolean
   readonly commands: ReadonlyArray<SimpleCommand>
   /**
-   * Constructs that an allow rule may never auto-allow (SPEC §5.2 stricter): command or process substitution,
-   * eval, source/., exec, sh -c / bash -c, output redirection to anything but /dev/null or &N, unparsable input.
-   * Each entry is a short human reason, e.g. "command substitution $(…)".
+   * Constructs that an allow rule may never auto-allow (stricter than Claude Code; docs/permissions.md): command or
+   * process substitution, eval, source/., exec, sh -c / bash -c, output redirection to anything but /dev/null or &N,
+   * unparsable input. Each entry is a short human reason, e.g. "command substitution $(…)".
    */
   readonly dangers: ReadonlyArray<string>
   /** True only when every simple command is read-only and there are no dangers. */

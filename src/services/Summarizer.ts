@@ -1,5 +1,6 @@
 /**
- * Summarizes the middle of a long result for the head/tail truncation strategy (SPEC §7, seed 002 §3).
+ * Summarizes the middle of a long result for the head/tail strategy of the large-result store, which keeps a
+ * result's head and tail around a summary of what was cut (see FsResultStore).
  */
 import { Context, Effect, Layer } from "effect"
 

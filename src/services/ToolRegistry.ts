@@ -1,5 +1,5 @@
 /**
- * The registry of tools by name and alias, and the pool assembly of SPEC §2.
+ * The registry of tools by name and alias, and the assembly of the pool (the tools the model is offered).
  */
 import { Context, type Effect, type Option, type Scope, type Stream } from "effect"
 import type { DuplicateToolError } from "../domain/Errors.js"
@@ -11,7 +11,7 @@ export type ToolSet = "full" | "simple"
 /** Options for assembling the pool sent to the model. */
 export interface PoolOptions {
   readonly toolSet?: ToolSet | undefined
-  /** The whole-tool deny hook point: a tool denied outright is never shown (SPEC §5.1). */
+  /** The whole-tool deny hook point: a tool denied outright is never shown (docs/permissions.md). */
   readonly isDenied?: ((tool: Tool.Any) => boolean) | undefined
 }
 
@@ -34,7 +34,7 @@ export class ToolRegistry extends Context.Tag("armature/ToolRegistry")<
     readonly lookup: (name: string) => Effect.Effect<Option.Option<Tool.Any>>
     /** Every registered tool, in pool order, with no filtering. */
     readonly all: Effect.Effect<ReadonlyArray<Tool.Any>>
-    /** The pool sent to the model (SPEC §2). */
+    /** The pool sent to the model: built-in tools by name, then MCP tools by name; tools denied outright left out. */
     readonly pool: (options?: PoolOptions) => Effect.Effect<ReadonlyArray<Tool.Any>>
     /** Registry changes as they happen. */
     readonly changes: Stream.Stream<RegistryChange>

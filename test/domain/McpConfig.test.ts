@@ -111,3 +111,38 @@ describe("McpConfig project approval", () => {
     expect(McpConfig.mergeConfigs([a, b]).mcpServers).toEqual({ x: a.mcpServers.x, y: b.mcpServers.y })
   })
 })
+
+describe("McpConfig sampling policies", () => {
+  const server = (sampling?: "ask" | "allow" | "deny") => ({
+    command: "s",
+    args: [],
+    env: {},
+    ...(sampling === undefined ? {} : { sampling })
+  })
+
+  it("decodes a server's sampling policy and names a bad one", () => {
+    const decoded = McpConfig.decodeText("/p/.mcp.json", '{"mcpServers":{"a":{"command":"x","sampling":"allow"}}}')
+    expect(Either.map(decoded, (c) => c.mcpServers.a.sampling)).toEqual(Either.right("allow"))
+    const bad = McpConfig.decodeText("/p/.mcp.json", '{"mcpServers":{"a":{"command":"x","sampling":"always"}}}')
+    expect(Either.mapLeft(bad, (e) => e.message)).toEqual(
+      Either.left(
+        'Invalid MCP config /p/.mcp.json: mcpServers.a.sampling: Expected "ask", "allow" or "deny", actual "always"'
+      )
+    )
+  })
+
+  it("settings win; a project server cannot allow itself; others keep their own policy", () => {
+    const config = {
+      mcpServers: { proj: server("allow"), mine: server("allow"), plain: server(), set: server("deny") }
+    }
+    const applied = McpConfig.applySamplingPolicies(config, { set: "allow" }, new Set(["proj", "plain", "set"]))
+    expect(Object.fromEntries(Object.entries(applied.mcpServers).map(([n, s]) => [n, s.sampling]))).toEqual({
+      proj: "ask",
+      mine: "allow",
+      plain: undefined,
+      set: "allow"
+    })
+    expect(McpConfig.samplingPoliciesOf({ mcpSampling: { a: "deny" } })).toEqual(Either.right({ a: "deny" }))
+    expect(Either.isLeft(McpConfig.samplingPoliciesOf({ mcpSampling: { a: "yes" } }))).toBe(true)
+  })
+})

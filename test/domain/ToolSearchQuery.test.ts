@@ -39,7 +39,7 @@ describe("ToolSearchQuery", () => {
     ])
   })
 
-  it("scores each term with the weights of SPEC §8", () => {
+  it("scores each term with its weight: name part, search hint, description", () => {
     expect(ToolSearchQuery.scoreTerm(notebook, "notebook")).toBe(10 + 2)
     expect(ToolSearchQuery.scoreTerm(sendMessage, "slack")).toBe(12 + 2)
     expect(ToolSearchQuery.scoreTerm(notebook, "book")).toBe(5)

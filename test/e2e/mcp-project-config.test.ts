@@ -83,3 +83,57 @@ describe("a project's .mcp.json", () => {
     })
   }, 180_000)
 })
+
+/** Runs the CLI with stdin and stderr on a pseudo-terminal, typing `answers` as their prompts appear. */
+const onTerminal = (dir: string, answers: ReadonlyArray<readonly [string, string]>, args: ReadonlyArray<string>) =>
+  new Promise<{ code: number | null; stdout: string; terminal: string }>((resolve, reject) => {
+    const driver = Path.join(root, "test/fixtures/on_terminal.py")
+    const child = spawn("python3", [driver, JSON.stringify(answers), process.execPath, bin, ...args, "--cwd", dir], {
+      cwd: dir,
+      env: { ...process.env, HOME: dir, ARMATURE_STATE_DIR: Path.join(dir, ".state") }
+    })
+    let out = ""
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString()
+    })
+    child.on("close", () => {
+      try {
+        resolve(JSON.parse(out))
+      } catch (e) {
+        reject(new Error(`pty driver printed ${JSON.stringify(out)}: ${e}`))
+      }
+    })
+  })
+
+describe("a project's .mcp.json on a terminal", () => {
+  it("asks about each open server; the answers decide what starts and are saved in .claude/settings.local.json", async () => {
+    const dir = project()
+    const calls = Path.join(dir, "calls.json")
+    Fs.writeFileSync(
+      calls,
+      JSON.stringify([{ type: "tool_use", id: "w", name: "mcp__proj__write", input: { text: "from a terminal" } }])
+    )
+    const question = "[n] do not use it"
+    const result = await onTerminal(
+      dir,
+      [
+        [question, "y"],
+        [question, "n"]
+      ],
+      ["exec", calls, "--output", "json", "--allowed-tools", "mcp__proj"]
+    )
+    expect(result.code, result.terminal).toBe(0)
+    expect(result.terminal).toContain(`New MCP server found in ${Path.join(dir, ".mcp.json")}: proj (`)
+    expect(result.terminal).toContain(`New MCP server found in ${Path.join(dir, ".mcp.json")}: other (`)
+    const results = JSON.parse(result.stdout) as Array<{ tool_use_id: string; content: unknown; is_error?: boolean }>
+    expect(JSON.stringify(results)).toContain("wrote from a terminal")
+    expect(JSON.parse(Fs.readFileSync(Path.join(dir, ".claude", "settings.local.json"), "utf8"))).toEqual({
+      enabledMcpjsonServers: ["proj"],
+      disabledMcpjsonServers: ["other"]
+    })
+    // remembered: the next run asks nothing and starts proj only
+    const again = await run(dir, ["tools", "list", "--json"])
+    expect(mcpNames(again.stdout).filter((n) => n.includes("peek"))).toEqual(["mcp__proj__peek (deferred)"])
+    expect(again.stderr).not.toContain("not approved")
+  }, 180_000)
+})

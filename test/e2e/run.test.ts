@@ -99,17 +99,21 @@ describe("armature run", () => {
         })
         expect(out.code).toBe(0)
         const events = lines(out.stdout)
-        expect(events.map((e) => `${e.type}${e.subtype !== undefined ? `/${e.subtype}` : ""}`)).toEqual([
+        const kinds = events.map((e) => `${e.type}${e.subtype !== undefined ? `/${e.subtype}` : ""}`)
+        // one assistant event per content block; the result may come before or after the second block
+        expect(kinds.filter((k) => k !== "user")).toEqual([
           "system/init",
           "assistant",
-          "user",
+          "assistant",
           "assistant",
           "result/success"
         ])
-        expect((events[2].message as { content: unknown }).content).toEqual([
+        const user = events.find((e) => e.type === "user")!
+        expect(kinds.indexOf("user")).toBeGreaterThan(1)
+        expect((user.message as { content: unknown }).content).toEqual([
           { type: "tool_result", tool_use_id: "toolu_1", content: "Slept for 3000 ms" }
         ])
-        expect(events[4]).toMatchObject({ result: "Done sleeping.", num_turns: 2, is_error: false })
+        expect(events.at(-1)).toMatchObject({ result: "Done sleeping.", num_turns: 2, is_error: false })
         // The stream went on for over 3 s after the tool_use block; had Sleep(3000) started only at message_stop,
         // the next request could not come sooner than 3 s after it.
         expect(server.requests).toHaveLength(2)
@@ -215,7 +219,7 @@ describe("armature run", () => {
   )
 
   it.scopedLive(
-    "streams: the assistant message is printed when complete, before its slow tool's result (stream-json)",
+    "streams: each content block is printed when complete, before its slow tool's result (stream-json)",
     () =>
       Effect.gen(function* () {
         const server = yield* MessagesServer.make([
@@ -237,8 +241,18 @@ describe("armature run", () => {
         const kinds = events.map(
           ({ event }) => `${event.type}${event.subtype !== undefined ? `/${event.subtype}` : ""}`
         )
-        expect(kinds).toEqual(["system/init", "assistant", "user", "user", "assistant", "result/success"])
-        const [, assistant, first, second] = events
+        // one assistant event per block (text, two tool_use), then the results in order
+        expect(kinds).toEqual([
+          "system/init",
+          "assistant",
+          "assistant",
+          "assistant",
+          "user",
+          "user",
+          "assistant",
+          "result/success"
+        ])
+        const [, assistant, , , first, second] = events
         expect((first.event.message as { content: unknown }).content).toEqual([
           { type: "tool_result", tool_use_id: "toolu_1", content: "Slept for 3000 ms" }
         ])
@@ -530,5 +544,73 @@ describe("armature run: --tool-loading", () => {
         expect(listsDeferred(second.requests[0])).toBe(false)
       }),
     300_000
+  )
+})
+
+describe("armature run: stream-json reports each content block as it completes", () => {
+  it.scopedLive(
+    "a text block, then a slow tool_use, then a long text: each is on stdout when it ends, the tool's result while the model streams",
+    () =>
+      Effect.gen(function* () {
+        const tail =
+          "Meanwhile I keep writing, slowly, one small piece at a time, until the tool is long done, and then some more."
+        const server = yield* MessagesServer.make([
+          MessagesServer.message(
+            [{ type: "text", text: "First I sleep." }, sleepCall("toolu_1", 1500), { type: "text", text: tail }],
+            { pacingMs: 60, chunk: 2 }
+          ),
+          MessagesServer.message([{ type: "text", text: "Done." }])
+        ])
+        const { dir, env } = sandbox()
+        const out = yield* armature(["sleep, then talk", "--output", "stream-json", "--cwd", dir], {
+          ...env,
+          ANTHROPIC_API_KEY: "dummy",
+          ANTHROPIC_BASE_URL: server.url
+        })
+        expect(out.code, out.stderr).toBe(0)
+        interface Line {
+          readonly type: string
+          readonly session_id: string
+          readonly message: { readonly id?: string; readonly content: ReadonlyArray<{ readonly type: string }> }
+        }
+        const events = out.timed.map(({ at, line }) => ({ at, event: JSON.parse(line) as Line }))
+        expect(events.map(({ event }) => event.type)).toEqual([
+          "system",
+          "assistant",
+          "assistant",
+          "user",
+          "assistant",
+          "assistant",
+          "result"
+        ])
+        const firstTurn = events.slice(1, 5)
+        const kinds = firstTurn.map(({ event }) => `${event.type}:${event.message.content[0].type}`)
+        expect(kinds).toEqual(["assistant:text", "assistant:tool_use", "user:tool_result", "assistant:text"])
+        const [text, toolUse, result, longText] = firstTurn
+        expect(text.event.message.content).toEqual([{ type: "text", text: "First I sleep." }])
+        expect(longText.event.message.content).toEqual([{ type: "text", text: tail }])
+        // one message: the same id on each block event, as Claude Code's --verbose stream has
+        const ids = [text, toolUse, longText].map((e) => String(e.event.message.id))
+        expect(ids[0]).toMatch(/^msg_/)
+        expect(new Set(ids).size).toBe(1)
+        // by the clock: the first text and the tool_use were out long before the message ended (the long text
+        // streams for ~3.5 s after them), the tool_use before its 1.5 s tool finished, and the result before the end
+        const end = server.messageStops[0]
+        expect(end - text.at).toBeGreaterThan(2_000)
+        expect(end - toolUse.at).toBeGreaterThan(1_500)
+        expect(result.at - toolUse.at).toBeGreaterThan(1_000)
+        expect(result.at).toBeLessThan(end)
+        // the transcript keeps the whole message, for --resume
+        const sessionId = String(events.at(-1)?.event.session_id)
+        const recorded = lines(
+          Fs.readFileSync(Path.join(dir, ".armature", "transcripts", `${sessionId}.jsonl`), "utf8")
+        ).filter((l) => l.type === "assistant")
+        expect((recorded[0].message as { content: Array<{ type: string }> }).content.map((b) => b.type)).toEqual([
+          "text",
+          "tool_use",
+          "text"
+        ])
+      }),
+    180_000
   )
 })

@@ -16,6 +16,7 @@ describe("Argv.commandTable", () => {
       "mcp serve",
       "permissions check",
       "run",
+      "sandbox check",
       "tools list",
       "tools schema",
       "tools search"
@@ -25,6 +26,8 @@ describe("Argv.commandTable", () => {
     expect(exec.get("--max-concurrency")?.kind).toBe("integer")
     expect(exec.get("--cwd")?.kind).toBe("directory")
     expect(table.flags.get("tools list")?.get("--json")?.kind).toBe("boolean")
+    expect(exec.get("--sandbox")?.kind).toBe("boolean")
+    expect(exec.get("--no-sandbox")?.kind).toBe("boolean")
   })
 })
 

@@ -19,6 +19,13 @@ describe("HelpText", () => {
     }
   )
 
+  it("wrap breaks a usage line between options, not inside one", () => {
+    const options = Array.from({ length: 12 }, (_, i) => `[--option-${i} text...]`)
+    const pieces = HelpText.wrap(`$ armature exec ${options.join(" ")}`, 4)
+    expect(pieces.length).toBeGreaterThan(1)
+    for (const piece of pieces) expect(piece.trim()).toMatch(/^(\$ armature exec )?(\[--option-\d+ text\.\.\.\] ?)+$/)
+  })
+
   it("tidy names a subcommand by its path and lists commands compactly", () => {
     const page = [
       "\x1b[1mUSAGE\x1b[0m",

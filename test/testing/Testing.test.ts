@@ -3,10 +3,11 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Clock, Effect, Fiber, Queue, Schema, TestClock } from "effect"
+import * as Texts from "../../src/domain/Texts.js"
 import * as Tool from "../../src/domain/Tool.js"
 import * as AgentLoop from "../../src/layers/agent/AgentLoop.js"
 import { ToolExecutor } from "../../src/services/ToolExecutor.js"
-import { runTool, ScriptedLanguageModel, TestEngine } from "../../src/testing/index.js"
+import { ExecutorTest, runTool, ScriptedLanguageModel, TestEngine } from "../../src/testing/index.js"
 
 const tempDir = () => Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-testing-"))
 
@@ -96,6 +97,57 @@ describe("armature/testing", () => {
       expect(results[1]).toMatchObject({ is_error: true })
       expect(String(results[1].content)).toContain("Permission to use Write has not been granted")
       expect(Fs.existsSync(Path.join(cwd, "b.txt"))).toBe(false)
+    })
+  )
+
+  it.effect("ExecutorTest runs an application's tools through the preset's executor at exact virtual times", () =>
+    Effect.gen(function* () {
+      // a safe tool and an unsafe one that the user's interrupt cancels
+      const wait = (name: string, safe: boolean) =>
+        Tool.make({
+          name,
+          description: name,
+          input: Schema.Struct({ ms: Schema.Number }),
+          output: Schema.String,
+          isReadOnly: () => safe,
+          isConcurrencySafe: () => safe,
+          interruptBehavior: "cancel",
+          call: ({ ms }) => Effect.as(Effect.sleep(ms), `${name} ${ms}`)
+        })
+      const engine = TestEngine.layer({
+        cwd: tempDir(),
+        builtins: false,
+        allowAll: true,
+        tools: [wait("Look", true), wait("Change", false)]
+      })
+      const batch = [
+        ExecutorTest.toolUse("a", "Look", { ms: 1000 }),
+        ExecutorTest.toolUse("b", "Look", { ms: 2000 }),
+        ExecutorTest.toolUse("c", "Change", { ms: 500 }),
+        ExecutorTest.toolUse("d", "Look", { ms: 100 })
+      ]
+      const events = yield* ExecutorTest.run(batch).pipe(Effect.provide(engine))
+      // a and b run together; the unsafe c waits for both and runs alone; d waits for c
+      expect(["a", "b", "c", "d"].map((id) => ExecutorTest.stateAt(events, id, "executing"))).toEqual([
+        0, 0, 2000, 2500
+      ])
+      expect(ExecutorTest.results(events).map((r) => [r.tool_use_id, r.content, r.t_ms])).toEqual([
+        ["a", "Look 1000", 1000],
+        ["b", "Look 2000", 2000],
+        ["c", "Change 500", 2500],
+        ["d", "Look 100", 2600]
+      ])
+
+      // interrupted at 1.5 s: b is cancelled while running, c and d never start
+      const interrupted = yield* ExecutorTest.runControlled(batch, (control) => control.interrupt, "1500 millis").pipe(
+        Effect.provide(engine)
+      )
+      expect(ExecutorTest.results(interrupted).map((r) => [r.tool_use_id, r.content])).toEqual([
+        ["a", "Look 1000"],
+        ["b", Texts.rejected],
+        ["c", Texts.alreadyCancelled],
+        ["d", Texts.alreadyCancelled]
+      ])
     })
   )
 

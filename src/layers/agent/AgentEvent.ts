@@ -63,6 +63,8 @@ export type AgentEvent =
       readonly type: "assistant"
       readonly session_id: string
       readonly message: Message & {
+        /** The API's message id; present on the per-block events of `assistantEvents: "block"`. */
+        readonly id?: string
         readonly model: string
         readonly stop_reason: StopReason | null
         readonly usage: Usage
@@ -92,6 +94,13 @@ export interface RunOptions {
   readonly onModelEvent?: ((event: ModelEvent) => Effect.Effect<void>) | undefined
   /** Retries of a model stream that fails mid-way (request-phase errors are retried by the model layer). */
   readonly retry?: RetryPolicy | undefined
+  /**
+   * How assistant messages are reported. `message` (the default): one `assistant` event per message once it is
+   * complete, its tool results held until then. `block`: one `assistant` event per content block as soon as the
+   * block completes, carrying the message's id (as `claude -p --output-format stream-json --verbose` does), and
+   * each tool result as soon as it is yielded. The transcript records whole messages either way.
+   */
+  readonly assistantEvents?: "message" | "block" | undefined
 }
 
 /** The errors a run can end with. */

@@ -45,13 +45,14 @@ export interface Turn {
 
 /**
  * Reports results as they are yielded, but never before the assistant message that asked for them: until the
- * model's message is complete (and announced), they are held. One permit orders the two.
+ * model's message is complete (and announced), they are held. One permit orders the two. When each block is
+ * reported as it completes (`perBlock`), a result always follows its tool_use block's event, and nothing is held.
  */
-const makeReporter = (run: RunContext) =>
+const makeReporter = (run: RunContext, perBlock: boolean) =>
   Effect.map(Effect.makeSemaphore(1), (reporting) => {
     const reported = new Set<string>()
     const held: Array<ToolResult> = []
-    let announced = false
+    let announced = perBlock
     const reportNow = (result: ToolResult) =>
       Effect.suspend(() => {
         reported.add(result.tool_use_id)
@@ -122,13 +123,31 @@ const attempt = (run: RunContext, salvage: Salvage.Salvage, request: ModelReques
     const control = yield* makeControl
     yield* Effect.forkScoped(Effect.zipRight(Deferred.await(run.interrupted), control.interrupt))
     yield* Effect.forkScoped(Effect.zipRight(Deferred.await(run.aborted), control.abort))
-    const reporter = yield* makeReporter(run)
+    const perBlock = run.options.assistantEvents === "block"
+    const reporter = yield* makeReporter(run, perBlock)
     const executor = yield* startExecutor(run, control, discovered, reporter.report)
     const callsById = new Map<string, ToolUse>()
     const blocks = new Map<number, AssistantContent>()
     const pending: Array<ToolUse> = []
     let stopReason: StopReason | null = null
     let turnUsage = emptyUsage
+    let messageId = ""
+    // `assistantEvents: "block"`: the block as an assistant event of its own, reported before its call is fed
+    const reportBlock = (block: AssistantContent) =>
+      perBlock
+        ? run.onEvent({
+            type: "assistant",
+            session_id: run.session.id,
+            message: {
+              id: messageId,
+              role: "assistant",
+              content: [block],
+              model: run.modelName,
+              stop_reason: null,
+              usage: turnUsage
+            }
+          })
+        : Effect.void
     const feed = (call: ToolUse) =>
       Effect.suspend(() => {
         callsById.set(call.id, call)
@@ -154,10 +173,15 @@ const attempt = (run: RunContext, salvage: Salvage.Salvage, request: ModelReques
             switch (event.type) {
               case "message_start":
                 turnUsage = event.usage
+                messageId = event.id
                 return act
-              case "content_block":
+              case "content_block": {
                 blocks.set(event.index, event.block)
-                return event.block.type === "tool_use" ? Effect.zipRight(act, feed(event.block as ToolUse)) : act
+                const reported = Effect.zipRight(act, reportBlock(event.block))
+                return event.block.type === "tool_use"
+                  ? Effect.zipRight(reported, feed(event.block as ToolUse))
+                  : reported
+              }
               case "message_delta":
                 stopReason = event.stopReason
                 turnUsage = event.usage
@@ -188,11 +212,15 @@ const attempt = (run: RunContext, salvage: Salvage.Salvage, request: ModelReques
       content.length === 0
         ? Effect.succeed(Option.none<TranscriptError>())
         : run
-            .record({
-              type: "assistant",
-              session_id: run.session.id,
-              message: { role: "assistant", content, model: run.modelName, stop_reason: stopReason, usage: turnUsage }
-            })
+            .record(
+              {
+                type: "assistant",
+                session_id: run.session.id,
+                message: { role: "assistant", content, model: run.modelName, stop_reason: stopReason, usage: turnUsage }
+              },
+              // reported already, block by block
+              !perBlock
+            )
             .pipe(Effect.flip, Effect.option)
     )
     for (const call of pending) yield* executor.calls.offer(call)

@@ -5,7 +5,7 @@
  * at arrival (the scheduler needs the decoded input to know whether the call is concurrency-safe) and use
  * `decode` from here too. See docs/executor.md.
  */
-import { Cause, Duration, Effect, Either, Exit, Option, type ParseResult, Ref, Schema } from "effect"
+import { Cause, Duration, Effect, Either, Option, type ParseResult, Ref, Schema } from "effect"
 import type { ToolResultContent } from "../../domain/Blocks.js"
 import type { ToolFailure } from "../../domain/Errors.js"
 import type { ToolCall } from "../../domain/ExecutorEvent.js"
@@ -28,7 +28,7 @@ import * as Tool from "../../domain/Tool.js"
 import type { Approver } from "../../services/Approver.js"
 import type { Hooks } from "../../services/Hooks.js"
 import type { PermissionPolicy, PermissionRequest } from "../../services/PermissionPolicy.js"
-import type { ResultCache } from "../../services/ResultCache.js"
+import { none as noResultCache, type ResultCache } from "../../services/ResultCache.js"
 import type { ResultStore } from "../../services/ResultStore.js"
 import type { Session } from "../../services/Session.js"
 import * as Spans from "../observability/Spans.js"
@@ -58,25 +58,40 @@ export interface Links {
   readonly ran: (outcome: Outcome) => Effect.Effect<void>
 }
 
-const decoders = new WeakMap<Tool.Any, (raw: unknown) => Either.Either<unknown, ParseResult.ParseError>>()
+type Decoder = (raw: unknown) => Either.Either<unknown, ParseResult.ParseError>
 
-/** The tool's input decoder, built once per tool. */
-const decoderOf = (tool: Tool.Any) => {
-  let decoder = decoders.get(tool)
-  if (decoder === undefined) {
-    decoder = Schema.decodeUnknownEither(tool.input, { errors: "all", onExcessProperty: "error" })
-    decoders.set(tool, decoder)
+/**
+ * A tool's two input decoders, built once per tool: `fast` stops at the first issue (the common case, a valid
+ * input, costs less), `all` collects every issue for the error text.
+ */
+const decoders = new WeakMap<Tool.Any, { readonly fast: Decoder; readonly all: Decoder }>()
+
+const decodersOf = (tool: Tool.Any) => {
+  let pair = decoders.get(tool)
+  if (pair === undefined) {
+    pair = {
+      fast: Schema.decodeUnknownEither(tool.input, { errors: "first", onExcessProperty: "error" }),
+      all: Schema.decodeUnknownEither(tool.input, { errors: "all", onExcessProperty: "error" })
+    }
+    decoders.set(tool, pair)
   }
-  return decoder
+  return pair
 }
 
-/** Decodes a call's input with the tool's Schema (no excess properties); the error result when it fails. */
-export const decode = (tool: Tool.Any, raw: unknown, undiscovered = false): Either.Either<unknown, Outcome> =>
-  Either.mapLeft(decoderOf(tool)(raw), (error) =>
+/**
+ * Decodes a call's input with the tool's Schema (no excess properties); the error result, naming every issue, when
+ * it fails.
+ */
+export const decode = (tool: Tool.Any, raw: unknown, undiscovered = false): Either.Either<unknown, Outcome> => {
+  const { fast, all } = decodersOf(tool)
+  const decoded = fast(raw)
+  if (Either.isRight(decoded)) return Either.right(decoded.right)
+  return Either.mapLeft(all(raw), (error) =>
     errorOutcome(
       inputValidationError(tool.name, error.issue) + (undiscovered ? `\n${Texts.undiscoveredHint(tool.name)}` : "")
     )
   )
+}
 
 /** Runs the tool's own `validate`; a refusal when it rejects the input. */
 export const validate = (
@@ -108,16 +123,15 @@ export const permit = (
   hookInputFor: (event: HookEvent, input: unknown, extra?: Record<string, unknown>) => ReturnType<typeof toolHookInput>
 ): Effect.Effect<Step> =>
   Spans.spanWith(Spans.names.permission, undefined, (span) =>
-    Effect.gen(function* () {
-      const decision = yield* services.policy.decide(request)
+    Effect.flatMap(services.policy.decide(request), (decision) => {
       Spans.annotateDecision(span, decision)
-      if (decision.behavior === "deny") return stop(refused(decision.message, "policy"))
-      if (decision.behavior !== "ask") return proceed(request.input)
-      return yield* ask(services, request, decision, hookInputFor)
+      if (decision.behavior === "deny") return Effect.succeed(stop(refused(decision.message, "policy")))
+      if (decision.behavior !== "ask") return Effect.succeed(proceed(request.input))
+      return ask(services, request, decision, hookInputFor)
     })
   )
 
-/** A decision that asks: the PermissionRequest hooks, then the approver (its wait in a span of its own). */
+/** The PermissionRequest hooks, then the approver (its wait in a span of its own), for a decision that asks. */
 const ask = (
   services: Services,
   request: PermissionRequest,
@@ -151,33 +165,34 @@ export type Invocation =
   | { readonly _tag: "TimedOut" }
   | { readonly _tag: "Failed"; readonly cause: Cause.Cause<ToolFailure> }
 
-/** Calls the tool (or reuses a cached read), under its timeout; a write invalidates cached reads even if cut short. */
+const timedOut: Invocation = { _tag: "TimedOut" }
+const returned = (value: unknown): Invocation => ({ _tag: "Returned", value })
+const failed = (cause: Cause.Cause<ToolFailure>) => Effect.succeed<Invocation>({ _tag: "Failed", cause })
+
+/**
+ * Calls the tool (or reuses a cached read), under its timeout; a write invalidates cached reads even if cut short.
+ * Without a cache (`ResultCache.none`) nothing is looked up or invalidated.
+ */
 export const invoke = (
   cache: ResultCache["Type"],
   tool: Tool.Any,
   input: unknown,
   ctx: Tool.ToolContext
-): Effect.Effect<Invocation> =>
-  Effect.gen(function* () {
-    const readOnly = Tool.safely(tool.isReadOnly, input)
-    if (readOnly) {
-      const cached = yield* cache.lookup(tool, input)
-      if (Option.isSome(cached)) return { _tag: "Cached", content: cached.value } as const
-    }
-    const body = Spans.span(Spans.names.body)(tool.call(input, ctx))
-    const called = Option.match(tool.timeout, {
-      onNone: () => Effect.map(body, Option.some),
-      onSome: (limit) => Effect.timeoutOption(body, limit)
-    })
-    const exit = yield* Effect.exit(called).pipe(
-      Effect.ensuring(readOnly ? Effect.void : cache.invalidate(resourcesOf(tool, input)))
-    )
-    if (Exit.isFailure(exit)) return { _tag: "Failed", cause: exit.cause } as const
-    return Option.match(exit.value, {
-      onNone: () => ({ _tag: "TimedOut" }) as const,
-      onSome: (value) => ({ _tag: "Returned", value }) as const
-    })
-  })
+): Effect.Effect<Invocation> => {
+  const body = Spans.span(Spans.names.body)(tool.call(input, ctx))
+  const called = Option.isNone(tool.timeout)
+    ? Effect.map(body, returned)
+    : Effect.map(
+        Effect.timeoutOption(body, tool.timeout.value),
+        Option.match({ onNone: () => timedOut, onSome: returned })
+      )
+  const settled = Effect.catchAllCause(called, failed)
+  if (cache === noResultCache) return settled
+  if (!Tool.safely(tool.isReadOnly, input)) return Effect.ensuring(settled, cache.invalidate(resourcesOf(tool, input)))
+  return Effect.flatMap(cache.lookup(tool, input), (cached) =>
+    Option.isSome(cached) ? Effect.succeed<Invocation>({ _tag: "Cached", content: cached.value }) : settled
+  )
+}
 
 /** Maps a returned value to result content: the tool's `toResult`, the empty-result text, the large-result store. */
 export const mapResult = (
@@ -187,20 +202,22 @@ export const mapResult = (
   input: unknown,
   output: unknown
 ): Effect.Effect<ToolResultContent> =>
-  Effect.gen(function* () {
-    const mapped = yield* Effect.try(() => tool.toResult(output)).pipe(
-      Effect.orElseSucceed(() => Tool.defaultToResult(output))
-    )
-    const content = yield* services.store.process({
+  Effect.suspend(() => {
+    let mapped: ToolResultContent
+    try {
+      mapped = tool.toResult(output)
+    } catch {
+      mapped = Tool.defaultToResult(output)
+    }
+    const stored = services.store.process({
       toolUseId,
       toolName: tool.name,
       content: isEmptyContent(mapped) ? Texts.emptyResult(tool.name) : mapped,
       maxResultSizeChars: tool.maxResultSizeChars
     })
-    if (Tool.safely(tool.isReadOnly, input)) {
-      yield* services.cache.store(tool, input, content, resourcesOf(tool, input))
-    }
-    return content
+    return services.cache === noResultCache || !Tool.safely(tool.isReadOnly, input)
+      ? stored
+      : Effect.tap(stored, (content) => services.cache.store(tool, input, content, resourcesOf(tool, input)))
   })
 
 /** Applies PostToolUse's answer: a replaced MCP output, and blocking feedback appended to the result. */

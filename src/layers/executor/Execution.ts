@@ -1,8 +1,9 @@
 /**
- * One execution: the fibers around the state's single owner. The input fiber checks and looks up each call and
- * sends it to the owner; the owner fiber takes messages from its inbox (arrivals, a call's return and exit,
- * interrupt, abort, discard, input end), applies the transitions of `ExecutionState`, and carries out the
- * commands they leave: context modifiers, starting calls, interrupting calls, emitting events. Calls run in a
+ * One execution: the fibers around the state's single owner. For a stream, the input fiber checks and looks up each
+ * call and sends it to the owner; a batch arrives at once. The owner fiber takes messages from its inbox (arrivals,
+ * a call's exit with its tool's result, interrupt, abort, discard, input end), applies the transitions of
+ * `ExecutionState`, and carries out the commands they leave: context modifiers, emitting events to the sink,
+ * starting calls, interrupting calls. Calls run in a
  * scoped FiberSet, each holding permits of one Semaphore (a safe call one, an unsafe call all of them under
  * partition scheduling): the semaphore holds the cap and the partition, the planner decides the order in which
  * permits are asked for. See docs/executor.md.
@@ -170,14 +171,15 @@ export const run = <E>(
       Effect.suspend(() => {
         const outcome = entry.outcome!
         Metrics.callEnded(entry.call.name, outcome, entry.startedAt === undefined ? undefined : now() - entry.startedAt)
+        // the span is let go once ended, like the call's fiber
         if (entry.span !== undefined) {
           Spans.endTool(entry.span, outcome, clock.unsafeCurrentTimeNanos())
+          entry.span = undefined
           return Effect.void
         }
-        return Effect.map(Spans.startTool(entry.tool, entry.call.name, entry.call.id, undefined), (span) => {
-          entry.span = span
+        return Effect.map(Spans.startTool(entry.tool, entry.call.name, entry.call.id, undefined), (span) =>
           Spans.endTool(span, outcome, clock.unsafeCurrentTimeNanos())
-        })
+        )
       })
 
     /** Ends the spans of calls a discard cut short. */
@@ -213,10 +215,11 @@ export const run = <E>(
     }
 
     /** The owner: the only fiber that reads or writes the state. */
-    const owner = (initial: ReadonlyArray<Message<Failure<E>>>) =>
+    const owner = (initial: Array<Message<Failure<E>>>) =>
       Effect.gen(function* () {
         const failure = { cause: Option.none<Cause.Cause<Failure<E>>>() }
-        let messages: Iterable<Message<Failure<E>>> = initial
+        // the first messages are taken out of `initial` so that a long batch's arrivals are not held to the end
+        let messages: Iterable<Message<Failure<E>>> = initial.splice(0)
         while (true) {
           for (const message of messages) {
             if (!apply(message, failure)) {
@@ -235,18 +238,16 @@ export const run = <E>(
 
     const discovered =
       options.discovered !== undefined ? Effect.succeed(options.discovered) : env.session.state.get(discoveredToolsKey)
-    const arrival = (call: ToolCall, known: ReadonlySet<string>) =>
-      Effect.map(env.registry.lookup(call.name), (tool) => ({
-        _tag: "Arrive" as const,
-        call,
-        tool: Option.getOrUndefined(tool),
-        discovered: known
-      }))
 
     if (input._tag === "Batch") {
-      // A whole batch arrives at once (it was checked as a whole before): no input fiber.
+      // A whole batch arrives at once (it was checked as a whole before): no input fiber, one lookup per name.
       const known = yield* discovered
-      const arrivals: Array<Message<Failure<E>>> = yield* Effect.forEach(input.calls, (call) => arrival(call, known))
+      const tools = new Map<string, Tool.Any | undefined>()
+      const arrivals: Array<Message<Failure<E>>> = []
+      for (const call of input.calls) {
+        if (!tools.has(call.name)) tools.set(call.name, Option.getOrUndefined(yield* env.registry.lookup(call.name)))
+        arrivals.push({ _tag: "Arrive", call, tool: tools.get(call.name), discovered: known })
+      }
       arrivals.push({ _tag: "InputEnded", failure: Option.none() })
       yield* Effect.forkScoped(owner(arrivals))
     } else {
@@ -254,7 +255,9 @@ export const run = <E>(
       const feed = Stream.runForEach(input.calls, (call) => {
         const invalid = check(call)
         if (invalid !== undefined) return Effect.fail(invalid)
-        return Effect.flatMap(discovered, (known) => Effect.flatMap(arrival(call, known), send))
+        return Effect.flatMap(Effect.zip(env.registry.lookup(call.name), discovered), ([tool, known]) =>
+          send({ _tag: "Arrive", call, tool: Option.getOrUndefined(tool), discovered: known })
+        )
       }).pipe(
         Effect.exit,
         Effect.flatMap((exit) =>

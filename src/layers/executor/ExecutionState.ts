@@ -1,6 +1,6 @@
 /**
  * The state of one execution and its transitions. It has a single owner — the execution's loop fiber (see
- * `Execution.ts`) — which applies one transition per message (arrival, a call's return or exit, interrupt,
+ * `Execution.ts`) — which applies one transition per message (arrival, a call's exit, interrupt,
  * abort, input end) and then `settle`s: dependencies, admission by the pure planner, results in request order.
  * Transitions only change this record and list what the owner must do next (`Commands`): no effects run here.
  */
@@ -128,6 +128,9 @@ const prepare = (entry: Entry, raw: unknown, undiscovered: boolean): Outcome | u
     }
   })
 
+const noDependencies: ReadonlyArray<string> = []
+const noResources: ReadonlyArray<Tool.Resource> = []
+
 /** A call enters: queued, or completed at once (unknown tool, bad input, after an interrupt or a sibling's error). */
 export const arrive = (
   state: State,
@@ -139,13 +142,13 @@ export const arrive = (
     index: state.entries.length,
     call,
     tool,
-    deps: call.depends_on ?? [],
+    deps: call.depends_on ?? noDependencies,
     queuedAt: state.settings.now(),
     startedAt: undefined,
     ready: false,
     input: undefined,
     safe: true,
-    resources: [],
+    resources: noResources,
     status: "queued",
     fiber: undefined,
     span: undefined,
@@ -212,6 +215,8 @@ const complete = (state: State, entry: Entry, outcome: Outcome): void => {
   }
   entry.status = "completed"
   entry.outcome = outcome
+  // the fiber is not needed once the call completed; holding it would keep every finished fiber of a long batch alive
+  entry.fiber = undefined
   state.commands.completed.push(entry)
   emitState(state, entry, "completed")
   if (outcome.modifier !== undefined) {

@@ -7,16 +7,17 @@ import * as Crypto from "node:crypto"
 import type * as NodeFs from "node:fs"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
-import { Data, Effect, Exit, Option } from "effect"
+import { Effect, Exit, Option, Schema } from "effect"
 import { ToolValidationError } from "../../domain/Errors.js"
 import * as PersistedOutput from "../../domain/PersistedOutput.js"
 import { type FileRecord, type FileStateCache, modifiedMessage, notReadMessage } from "../../services/FileStateCache.js"
 
 /** A file operation failed; the message is meant for the model. */
-export class FileError extends Data.TaggedError("FileError")<{
-  readonly message: string
-  readonly code?: string | undefined
-}> {}
+export class FileError extends Schema.TaggedError<FileError>()("FileError", {
+  message: Schema.String,
+  /** The node:fs error code (`ENOENT`, `EACCES`, …), when there is one. */
+  code: Schema.optional(Schema.String)
+}) {}
 
 const codeOf = (e: unknown): string | undefined =>
   typeof e === "object" && e !== null && "code" in e && typeof e.code === "string" ? e.code : undefined

@@ -1,14 +1,15 @@
 /**
- * The two Grep engines (SPEC §9): `rg` when it is on PATH, and a built-in engine (JS RegExp over the files of
- * FileWalker) otherwise. Both produce the same structured matches; one formatter turns them into ripgrep's output.
+ * The two Grep engines (docs/tools.md, Grep): `rg` when it is on PATH, and a built-in engine (JS RegExp over the files
+ * of FileWalker) otherwise. Both produce the same structured matches; one formatter turns them into ripgrep's output.
  */
 import * as ChildProcess from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
-import { Data, Effect } from "effect"
+import { Effect, Schema } from "effect"
 import picomatch from "picomatch"
 import * as FileWalker from "./FileWalker.js"
+import * as GrepReader from "./GrepReader.js"
 import { type Compiled, requiredLiterals, searchText, splitText } from "./LineSearch.js"
 
 /** What the model may ask for. */
@@ -43,7 +44,7 @@ export interface FileResult {
 }
 
 /** A search failed (bad pattern, unreadable path, rg error). */
-export class GrepError extends Data.TaggedError("GrepError")<{ readonly message: string }> {}
+export class GrepError extends Schema.TaggedError<GrepError>()("GrepError", { message: Schema.String }) {}
 
 /** The file types `type` accepts, as in ripgrep's `--type-list`. */
 export const fileTypes: Readonly<Record<string, ReadonlyArray<string>>> = {
@@ -155,35 +156,6 @@ const filesOf = (query: Query, isDirectory: boolean, guard: FileWalker.Guard | u
   }).pipe(Effect.mapError((e) => new GrepError({ message: e.message })))
 }
 
-/** Bytes read first: a NUL among them marks a binary file, which is skipped without reading the rest. */
-const headBytes = 64 * 1024
-
-/** A file's bytes, or undefined when it cannot be read or is binary (contains a NUL byte, as ripgrep decides). */
-const readText = (path: string): Buffer | undefined => {
-  let fd: number
-  try {
-    fd = NodeFs.openSync(path, "r")
-  } catch {
-    return undefined
-  }
-  try {
-    const size = NodeFs.fstatSync(fd).size
-    const bytes = Buffer.allocUnsafe(Math.max(size, 1))
-    let filled = 0
-    while (filled < size) {
-      const n = NodeFs.readSync(fd, bytes, filled, Math.min(size - filled, filled === 0 ? headBytes : size), filled)
-      if (n === 0) break
-      if (bytes.subarray(filled, filled + n).includes(0)) return undefined
-      filled += n
-    }
-    return bytes.subarray(0, filled)
-  } catch {
-    return undefined
-  } finally {
-    NodeFs.closeSync(fd)
-  }
-}
-
 /** The bytes every matching file must contain (see LineSearch.requiredLiterals): files without them are not decoded. */
 export const literalsOf = (query: Pick<Query, "pattern" | "caseInsensitive">): ReadonlyArray<Buffer> =>
   requiredLiterals(query.pattern, query.caseInsensitive).map((l) => Buffer.from(l, "latin1"))
@@ -194,21 +166,31 @@ export const searchBuiltin = (query: Query, guard?: FileWalker.Guard): Effect.Ef
     const compiled = yield* compile(query)
     const info = yield* statPath(query.path)
     const walked = yield* filesOf(query, info.isDirectory(), guard)
-    const decoder = new TextDecoder("utf-8")
     const literals = literalsOf(query)
+    const paths = walked.files.map((file) => file.path)
     const results: Array<FileResult> = []
-    yield* Effect.promise((signal) =>
-      FileWalker.sliced(
-        walked.files,
-        (file) => {
-          const bytes = readText(file.path)
-          if (bytes === undefined || !literals.every((l) => bytes.includes(l))) return
-          const found = searchText(decoder.decode(bytes), compiled, query)
-          if (found !== undefined) results.push({ path: file.path, ...found })
-        },
-        signal
-      )
-    )
+    const linePattern: GrepReader.LinePattern | undefined =
+      query.multiline || (query.mode === "content" && (query.before > 0 || query.after > 0))
+        ? undefined
+        : { source: compiled.line.source, flags: compiled.line.flags, firstOnly: query.mode === "files_with_matches" }
+    const match = (offset: number, found: ReadonlyArray<GrepReader.Candidate>) => {
+      for (const [index, text] of found) {
+        const path = paths[offset + index]
+        if (typeof text !== "string") {
+          const lines =
+            query.mode === "content" ? text.map(([number, t]): Line => ({ number, text: t, match: true })) : []
+          results.push({ path, count: text.length, lines })
+          continue
+        }
+        const lines = searchText(text, compiled, query)
+        if (lines !== undefined) results.push({ path, ...lines })
+      }
+    }
+    yield* paths.length >= GrepReader.parallelFrom
+      ? GrepReader.readParallel(paths, literals, linePattern, match).pipe(
+          Effect.mapError((e) => new GrepError({ message: `Search failed: ${e.message}` }))
+        )
+      : GrepReader.readHere(paths, literals, linePattern, match)
     return { results: results.sort(byPath), skipped: walked.skipped }
   })
 

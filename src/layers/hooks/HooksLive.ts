@@ -4,7 +4,7 @@
  */
 import * as Os from "node:os"
 import { Cause, Duration, Effect, Layer, Option } from "effect"
-import type { HookEvent, HookInput, HookOutcome } from "../../domain/Hook.js"
+import { emptyOutcome, type HookEvent, type HookInput, type HookOutcome } from "../../domain/Hook.js"
 import type { HooksConfig } from "../../domain/HookConfig.js"
 import * as HookMatcher from "../../domain/HookMatcher.js"
 import * as HookOutput from "../../domain/HookOutput.js"
@@ -189,6 +189,8 @@ export const make = (options: HooksOptions) =>
           ...matchingCommands(options.config, event, input).map((c): Task => ({ _tag: "Command", ...c })),
           ...inProcess.map((hook): Task => ({ _tag: "InProcess", hook }))
         ]
+        // No hook for this event: nothing to serialize or run (the executor asks twice per call).
+        if (tasks.length === 0) return emptyOutcome
         const hookInput: HookInput = { ...input, hook_event_name: event }
         const stdin = JSON.stringify(hookInput)
         const verdicts = yield* Effect.forEach(

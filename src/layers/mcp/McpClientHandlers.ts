@@ -1,7 +1,7 @@
 /**
- * What an MCP client answers to its servers: elicitation (to the McpElicitor when there is one, declined
- * otherwise) and roots (the session's project directory and working directory, as file:// URIs, with
- * `notifications/roots/list_changed` when they change). Sampling is not declared, so servers do not ask for it.
+ * What an MCP client answers to its servers: elicitation (to the McpElicitor when there is one, else to the
+ * Approver's `elicit`, declined otherwise), roots (the session's project directory and working directory, as
+ * file:// URIs, with `notifications/roots/list_changed` when they change) and sampling (McpSampling.ts).
  */
 import * as Path from "node:path"
 import { pathToFileURL } from "node:url"
@@ -13,25 +13,47 @@ import {
   type Root
 } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Option, Ref } from "effect"
+import type { Approver } from "../../services/Approver.js"
 import type { ElicitationAnswer, McpElicitor } from "../../services/McpClients.js"
 import type { Session } from "../../services/Session.js"
 
-/** The capabilities the client declares. */
-export const clientCapabilities = { elicitation: {}, roots: { listChanged: true } }
+/** The capabilities the client declares: sampling only when there is a language model to answer with. */
+export const clientCapabilities = (sampling: boolean) => ({
+  elicitation: { form: {} },
+  roots: { listChanged: true },
+  ...(sampling ? { sampling: {} } : {})
+})
 
 /** The session's roots: the project directory, and the working directory when it differs. */
 export const rootsOf = (projectDir: string, cwd: string): ReadonlyArray<Root> =>
   [...new Set([projectDir, cwd])].map((dir) => ({ uri: pathToFileURL(dir).href, name: Path.basename(dir) || dir }))
 
 const toResult = (answer: ElicitationAnswer): ElicitResult =>
-  answer.action === "accept" ? { action: "accept", content: { ...answer.content } } : { action: answer.action }
+  answer.action === "accept"
+    ? {
+        action: "accept",
+        content: Object.fromEntries(
+          Object.entries(answer.content).map(([k, v]) => [k, typeof v === "object" ? [...v] : v])
+        )
+      }
+    : { action: answer.action }
+
+/** Who answers forms: the McpElicitor when provided, else the Approver when it can, else nobody. */
+export const elicitorOf = (
+  elicitor: Option.Option<McpElicitor["Type"]>,
+  approver: Option.Option<Approver["Type"]>
+): Option.Option<McpElicitor["Type"]["elicit"]> =>
+  Option.orElse(
+    Option.map(elicitor, (e) => e.elicit),
+    () => Option.flatMap(approver, (a) => Option.fromNullable(a.elicit))
+  )
 
 /** Installs the handlers on a client of server `server`; returns the effect that notifies a change of roots. */
 export const install = (
   client: Client,
   server: string,
   session: Session["Type"],
-  elicitor: Option.Option<McpElicitor["Type"]>
+  elicit: Option.Option<McpElicitor["Type"]["elicit"]>
 ) =>
   Effect.gen(function* () {
     const roots = () => Effect.map(Ref.get(session.context), (context) => rootsOf(session.projectDir, context.cwd))
@@ -42,12 +64,12 @@ export const install = (
     client.setRequestHandler(ElicitRequestSchema, (request) => {
       const params = request.params as { message: string; requestedSchema?: Record<string, unknown> }
       return Effect.runPromise(
-        Option.match(elicitor, {
+        Option.match(elicit, {
           onNone: () => Effect.succeed<ElicitResult>({ action: "decline" }),
-          onSome: (e) =>
-            e
-              .elicit({ server, message: params.message, requestedSchema: params.requestedSchema ?? {} })
-              .pipe(Effect.map(toResult))
+          onSome: (ask) =>
+            ask({ server, message: params.message, requestedSchema: params.requestedSchema ?? {} }).pipe(
+              Effect.map(toResult)
+            )
         })
       )
     })

@@ -3,11 +3,13 @@
  */
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
-import { Effect, Either, Layer } from "effect"
+import { Effect, Either, Layer, Option } from "effect"
 import * as McpConfig from "../../domain/McpConfig.js"
+import { Approver } from "../../services/Approver.js"
 import { McpClients } from "../../services/McpClients.js"
 import { Settings } from "../../services/Settings.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
+import * as McpProjectApproval from "./McpProjectApproval.js"
 import * as McpResourceTools from "./McpResourceTools.js"
 import * as McpSupervisor from "./McpSupervisor.js"
 
@@ -71,12 +73,14 @@ export const projectFileName = ".mcp.json"
 
 /**
  * The configured servers: the approved ones of the project's `.mcp.json` (absent file: none), then those of every
- * `--mcp-config` file. Unapproved project servers are not started; one line on stderr says which and how to
- * approve them.
+ * `--mcp-config` file. A project server the settings leave open is put to the Approver when it can ask (the
+ * terminal), and the answer remembered; otherwise it is not started, and one line on stderr says which and how
+ * to approve them.
  */
 export const resolveConfig = (sources: Sources) =>
   Effect.gen(function* () {
     const settings = yield* Settings
+    const approver = yield* Effect.serviceOption(Approver)
     const projectFile = Path.join(sources.projectDir, projectFileName)
     const exists = yield* Effect.promise(() =>
       Fs.access(projectFile).then(
@@ -85,22 +89,46 @@ export const resolveConfig = (sources: Sources) =>
       )
     )
     const configs: Array<McpConfig.McpConfig> = []
+    const fromProject = new Set<string>()
     if (exists) {
       const project = yield* readConfig(projectFile)
       const approval = yield* Either.match(McpConfig.approvalOf(settings.settings), {
         onLeft: (reason) => Effect.fail(new McpConfig.McpConfigError({ file: projectFile, reason })),
         onRight: Effect.succeed
       })
-      const { approved, unapproved } = McpConfig.approvedProjectServers(project, approval)
-      if (unapproved.length > 0) {
-        const line = McpConfig.unapprovedNotice(projectFile, unapproved)
+      const decided = McpConfig.approvedProjectServers(project, approval)
+      // On a terminal the user is asked about the servers the settings leave open; the answers are remembered.
+      const answers = yield* McpProjectApproval.ask(approver, projectFile, project, decided.unapproved)
+      const problem = yield* McpProjectApproval.remember(sources.projectDir, answers)
+      const approved = McpConfig.mergeConfigs([
+        decided.approved,
+        {
+          mcpServers: Object.fromEntries(
+            [...answers].filter(([, a]) => a !== "reject").map(([name]) => [name, project.mcpServers[name]])
+          )
+        }
+      ])
+      const unapproved = decided.unapproved.filter((name) => !answers.has(name))
+      for (const line of [
+        ...Option.toArray(problem),
+        ...(unapproved.length > 0 ? [McpConfig.unapprovedNotice(projectFile, unapproved)] : [])
+      ]) {
         if (sources.notice !== undefined) sources.notice(line)
         else process.stderr.write(`${line}\n`)
       }
       configs.push(approved)
+      for (const name of Object.keys(approved.mcpServers)) fromProject.add(name)
     }
-    for (const file of sources.mcpConfigFiles ?? []) configs.push(yield* readConfig(file))
-    return McpConfig.mergeConfigs(configs)
+    for (const file of sources.mcpConfigFiles ?? []) {
+      const config = yield* readConfig(file)
+      for (const name of Object.keys(config.mcpServers)) fromProject.delete(name)
+      configs.push(config)
+    }
+    const policies = yield* Either.match(McpConfig.samplingPoliciesOf(settings.settings), {
+      onLeft: (reason) => Effect.fail(new McpConfig.McpConfigError({ file: "settings (mcpSampling)", reason })),
+      onRight: Effect.succeed
+    })
+    return McpConfig.applySamplingPolicies(McpConfig.mergeConfigs(configs), policies, fromProject)
   })
 
 /** The client side for the project's approved servers plus those of `--mcp-config` files. Needs Settings. */

@@ -26,6 +26,8 @@ import type { ResultContentBlock } from "../../domain/Blocks.js"
 import { ToolFailure } from "../../domain/Errors.js"
 import * as McpConfig from "../../domain/McpConfig.js"
 import * as Tool from "../../domain/Tool.js"
+import { Approver } from "../../services/Approver.js"
+import { defaultModel, LanguageModel } from "../../services/LanguageModel.js"
 import {
   McpElicitor,
   type McpOptions,
@@ -37,6 +39,7 @@ import { Session } from "../../services/Session.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
 import * as McpCall from "./McpCall.js"
 import * as McpClientHandlers from "./McpClientHandlers.js"
+import * as McpSampling from "./McpSampling.js"
 import { inputSchemaOf, textOf, toContent } from "./McpToolShape.js"
 
 /** Tunables of the client side (declared with the service, whose module needs no MCP SDK). */
@@ -146,7 +149,12 @@ export const start = (
   Effect.gen(function* () {
     const registry = yield* ToolRegistry
     const session = yield* Session
-    const elicitor = yield* Effect.serviceOption(McpElicitor)
+    const approver = yield* Effect.serviceOption(Approver)
+    const elicit = McpClientHandlers.elicitorOf(yield* Effect.serviceOption(McpElicitor), approver)
+    const sampler = Option.map(
+      yield* Effect.serviceOption(LanguageModel),
+      (model): McpSampling.Sampler => ({ model, modelName: options.samplingModel ?? defaultModel, approver })
+    )
     const connectTimeout = Duration.decode(options.connectTimeout ?? "30 seconds")
     const toolTimeoutMs = Duration.toMillis(Duration.decode(options.toolTimeout ?? "10 minutes"))
     const reconnectWait = Duration.decode(options.reconnectWait ?? "30 seconds")
@@ -312,9 +320,10 @@ export const start = (
       const generation = yield* Ref.updateAndGet(generations, (n) => n + 1)
       const client = new Client(
         { name: "armature", version: "0.1.0" },
-        { capabilities: McpClientHandlers.clientCapabilities }
+        { capabilities: McpClientHandlers.clientCapabilities(Option.isSome(sampler)) }
       )
-      const rootsChanged = yield* McpClientHandlers.install(client, name, session, elicitor)
+      const rootsChanged = yield* McpClientHandlers.install(client, name, session, elicit)
+      McpSampling.install(client, name, config.sampling ?? "ask", sampler)
       client.onclose = () => {
         Deferred.unsafeDone(closed, Exit.succeed("connection closed"))
       }

@@ -1,11 +1,12 @@
 /**
- * An Approver that asks a function, like the SDK's `canUseTool` (SPEC §5.5). Approvals are bound to the call's id
+ * An Approver that asks a function, like the SDK's `canUseTool` (docs/library.md). Approvals are bound to the call's id
  * and a hash of its input: a recorded answer is reused only for the very same call with the very same input.
  */
 import * as Crypto from "node:crypto"
 import { Effect, Either, Layer } from "effect"
 import * as PermissionRule from "../../domain/PermissionRule.js"
 import { type Approval, Approver } from "../../services/Approver.js"
+import type { ElicitationAnswer, ElicitationRequest, SamplingRequest } from "../../services/McpClients.js"
 import type { PermissionRequest } from "../../services/PermissionPolicy.js"
 import * as Settings from "../../services/Settings.js"
 
@@ -85,12 +86,52 @@ const toEffect = (result: Effect.Effect<CallbackResult> | Promise<CallbackResult
         )
       )
 
+/**
+ * Callbacks for what MCP servers ask of the user (see docs/mcp.md). Without `onElicitation` every form is declined;
+ * without `onSampling` every sampling request whose server's policy is "ask" is refused. A callback that throws or
+ * rejects declines (or refuses).
+ */
+export interface McpCallbacks {
+  /** A server's form (`elicitation/create`), as data: answer accept with the content, decline or cancel. */
+  readonly onElicitation?:
+    | ((request: ElicitationRequest) => Effect.Effect<ElicitationAnswer> | Promise<ElicitationAnswer>)
+    | undefined
+  /** A server's request to use the language model: true allows it. */
+  readonly onSampling?: ((request: SamplingRequest) => Effect.Effect<boolean> | Promise<boolean>) | undefined
+}
+
+const settle = <A>(run: () => Effect.Effect<A> | Promise<A>, fallback: A): Effect.Effect<A> =>
+  Effect.suspend(() => {
+    const result = run()
+    return Effect.isEffect(result) ? result : Effect.tryPromise(() => result)
+  }).pipe(
+    Effect.catchAll(() => Effect.succeed(fallback)),
+    Effect.catchAllDefect(() => Effect.succeed(fallback))
+  )
+
+/** The Approver members that pass MCP's questions to the callbacks. */
+export const mcpMembers = (callbacks: McpCallbacks) => {
+  const { onElicitation, onSampling } = callbacks
+  return {
+    ...(onElicitation === undefined
+      ? {}
+      : {
+          elicit: (request: ElicitationRequest) =>
+            settle<ElicitationAnswer>(() => onElicitation(request), { action: "decline" })
+        }),
+    ...(onSampling === undefined
+      ? {}
+      : { approveSampling: (request: SamplingRequest) => settle(() => onSampling(request), false) })
+  }
+}
+
 /** Makes the callback approver. */
-export const make = (canUseTool: CanUseTool) =>
+export const make = (canUseTool: CanUseTool, callbacks: McpCallbacks = {}) =>
   Effect.gen(function* () {
     const settings = yield* Settings.Settings
     const ledger = makeLedger()
     return Approver.of({
+      ...mcpMembers(callbacks),
       approve: (request, decision) =>
         Effect.gen(function* () {
           const recorded = ledger.lookup(request)
@@ -134,4 +175,5 @@ export const make = (canUseTool: CanUseTool) =>
   })
 
 /** The callback approver as a layer (needs Settings for session rules). */
-export const layer = (canUseTool: CanUseTool) => Layer.effect(Approver, make(canUseTool))
+export const layer = (canUseTool: CanUseTool, callbacks: McpCallbacks = {}) =>
+  Layer.effect(Approver, make(canUseTool, callbacks))

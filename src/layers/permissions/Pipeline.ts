@@ -9,6 +9,7 @@ import { bashPathRules } from "./BashPaths.js"
 import type { Prepared, Stage } from "./Prepared.js"
 import { contentAsk, contentDeny, toolCheck, wholeToolAsk, wholeToolDeny } from "./RuleStages.js"
 import { safetyPaths } from "./SafetyPaths.js"
+import { sandboxEscape, sandboxed } from "./SandboxStages.js"
 
 /** Step 7: nothing allowed the call: ask, with the most useful reason found on the way. */
 export const fallbackAsk = (call: Prepared, trace: ReadonlyArray<TraceStep>): TraceStep => {
@@ -35,11 +36,12 @@ export const guardStages: ReadonlyArray<Stage> = [
   bashPathRules,
   contentAsk,
   safetyPaths,
-  toolCheck
+  toolCheck,
+  sandboxEscape
 ]
 
 /** Steps 4–6. */
-export const allowStages: ReadonlyArray<Stage> = [mode, allowRules, readOnlyInside]
+export const allowStages: ReadonlyArray<Stage> = [mode, allowRules, sandboxed, readOnlyInside]
 
 const messageFor = (call: Prepared, step: TraceStep): string => {
   if (step.outcome === "ask") return step.reason

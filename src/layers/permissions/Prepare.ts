@@ -3,12 +3,13 @@
  * own opinion, once, for the pure stages to read.
  */
 import * as Path from "node:path"
-import { Effect } from "effect"
+import { type Context, Effect } from "effect"
 import type { PermissionMode, PermissionOpinion } from "../../domain/Permission.js"
 import * as PermissionRule from "../../domain/PermissionRule.js"
 import { resourcesOf } from "../../domain/Resources.js"
 import * as Tool from "../../domain/Tool.js"
 import type { PermissionRequest } from "../../services/PermissionPolicy.js"
+import { planFor, type Sandbox } from "../../services/Sandbox.js"
 import type { ShellAnalysis } from "../../services/ShellAnalyzer.js"
 import { prepareBash } from "./BashPaths.js"
 import type { Prepared, PreparedRule } from "./Prepared.js"
@@ -27,6 +28,8 @@ export interface PrepareOptions {
   readonly additionalDirectories: ReadonlyArray<string>
   readonly home: string
   readonly analyze: (command: string) => ShellAnalysis
+  /** The sandbox, when the application has one. */
+  readonly sandbox?: Context.Tag.Service<Sandbox> | undefined
 }
 
 /** Computes everything the stages need: the target, resolved paths and rule anchors, and the tool's opinion. */
@@ -89,6 +92,19 @@ export const prepare = (options: PrepareOptions) =>
       allow: yield* Effect.forEach(options.rules.allow, prepareRule),
       ask: yield* Effect.forEach(options.rules.ask, prepareRule),
       deny: yield* Effect.forEach(options.rules.deny, prepareRule),
-      opinion
+      opinion,
+      sandbox:
+        analysis === undefined || options.sandbox === undefined || !options.sandbox.config.enabled
+          ? undefined
+          : {
+              plan: planFor(
+                options.sandbox,
+                analysis.commands.map((c) => c.argv),
+                typeof input === "object" &&
+                  input !== null &&
+                  (input as Record<string, unknown>).dangerouslyDisableSandbox === true
+              ),
+              autoAllow: options.sandbox.config.autoAllowBashIfSandboxed
+            }
     } satisfies Prepared
   })

@@ -4,6 +4,7 @@
  */
 import type { PermissionMode, PermissionOpinion, TraceStep } from "../../domain/Permission.js"
 import * as PermissionRule from "../../domain/PermissionRule.js"
+import type { RunPlan } from "../../domain/Sandbox.js"
 import type * as Tool from "../../domain/Tool.js"
 import type { ShellAnalysis } from "../../services/ShellAnalyzer.js"
 import type { BashPathCheck } from "./BashPaths.js"
@@ -45,6 +46,8 @@ export interface Prepared {
   readonly ask: ReadonlyArray<PreparedRule>
   readonly deny: ReadonlyArray<PreparedRule>
   readonly opinion: PermissionOpinion
+  /** Bash with the sandbox on: how the command will run, and whether a sandboxed run is allowed without asking. */
+  readonly sandbox?: { readonly plan: RunPlan; readonly autoAllow: boolean } | undefined
 }
 
 /** One stage of the pipeline: a trace step whose outcome is a verdict, or `passthrough` to go on. */

@@ -4,10 +4,11 @@
  * step; the first stage with a verdict decides. See docs/permissions.md.
  */
 import { FileSystem } from "@effect/platform"
-import { Effect, Layer, Ref } from "effect"
+import { Effect, Layer, Option, Ref } from "effect"
 import type { PermissionBehavior } from "../../domain/Permission.js"
 import * as PermissionRule from "../../domain/PermissionRule.js"
 import { PermissionPolicy } from "../../services/PermissionPolicy.js"
+import { Sandbox } from "../../services/Sandbox.js"
 import { Settings } from "../../services/Settings.js"
 import { ShellAnalyzer } from "../../services/ShellAnalyzer.js"
 import { runStages } from "./Pipeline.js"
@@ -18,6 +19,7 @@ export const make = Effect.gen(function* () {
   const settings = yield* Settings
   const analyzer = yield* ShellAnalyzer
   const fs = yield* FileSystem.FileSystem
+  const sandbox = Option.getOrUndefined(yield* Effect.serviceOption(Sandbox))
   const permissions = settings.permissions
   const mode = permissions.defaultMode
   return PermissionPolicy.of({
@@ -36,7 +38,8 @@ export const make = Effect.gen(function* () {
           },
           additionalDirectories: permissions.additionalDirectories,
           home: settings.home,
-          analyze: analyzer.analyze
+          analyze: analyzer.analyze,
+          sandbox
         })
         return runStages(call, request.hookDecision)
       }).pipe(Effect.provideService(FileSystem.FileSystem, fs)),

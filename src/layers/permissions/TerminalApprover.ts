@@ -1,7 +1,8 @@
 /**
- * An Approver that asks on a terminal (SPEC §5.5): `y` approves this call once, `a` approves it and adds a session
+ * An Approver that asks on a terminal: `y` approves this call once, `a` approves it and adds a session
  * rule for this tool (or command prefix, or directory), `n` refuses it, optionally with a reason for the model
- * (`n too risky`). The input and output streams are injectable, so tests drive it with in-memory streams.
+ * (`n too risky`). It also asks MCP's questions (forms, sampling, project servers: TerminalForms.ts). The input
+ * and output streams are injectable, so tests drive it with in-memory streams.
  */
 import * as Path from "node:path"
 import * as Readline from "node:readline"
@@ -13,6 +14,7 @@ import type { PermissionRequest } from "../../services/PermissionPolicy.js"
 import * as Settings from "../../services/Settings.js"
 import { ShellAnalyzer } from "../../services/ShellAnalyzer.js"
 import { makeLedger } from "./CallbackApprover.js"
+import * as TerminalForms from "./TerminalForms.js"
 
 /** The streams the prompt talks through. */
 export interface Streams {
@@ -155,7 +157,17 @@ export const make = (streams: Streams) =>
         return { _tag: "Rejected", message: refusalMessage(request.tool.name, "no clear answer") } as Approval
       })
     const lock = yield* Effect.makeSemaphore(1)
+    const io: TerminalForms.Io = {
+      write,
+      // A closed input is put back, so every later question sees it too.
+      read: Effect.flatMap(Queue.take(lines), (line) =>
+        Option.isNone(line) ? Effect.as(Queue.offer(lines, line), line) : Effect.succeed<Option.Option<string>>(line)
+      )
+    }
     return Approver.of({
+      elicit: (request) => lock.withPermits(1)(TerminalForms.askForm(io, request)),
+      approveSampling: (request) => lock.withPermits(1)(TerminalForms.askSampling(io, request)),
+      approveProjectServer: (request) => lock.withPermits(1)(TerminalForms.askProjectServer(io, request)),
       approve: (request, decision) =>
         lock.withPermits(1)(
           Effect.gen(function* () {

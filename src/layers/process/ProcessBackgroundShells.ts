@@ -50,7 +50,11 @@ export const make = (stateDir: string) =>
           : Effect.succeed(entry)
       })
 
-    const start = (command: string, cwd: string) =>
+    const start = (
+      command: string,
+      cwd: string,
+      wrap?: ((command: string) => Effect.Effect<string, ToolFailure, Scope.Scope>) | undefined
+    ) =>
       Effect.gen(function* () {
         yield* fs.makeDirectory(dir, { recursive: true }).pipe(Effect.mapError(failure(`Could not create ${dir}`)))
         const id = `bash_${Crypto.randomBytes(4).toString("hex")}`
@@ -58,9 +62,11 @@ export const make = (stateDir: string) =>
         const scope = yield* Scope.make()
         const entry = yield* Effect.gen(function* () {
           const log = yield* fs.open(logPath, { flag: "w" }).pipe(Effect.mapError(failure(`Could not open ${logPath}`)))
+          // Wrapped in this scope: the sandbox's per-command state lives until the shell is killed.
+          const line = wrap === undefined ? command : yield* wrap(command)
           const handle = yield* ProcessGroup.spawn({
             file: "/bin/bash",
-            args: ["-c", command],
+            args: ["-c", line],
             cwd,
             stdio: ["ignore", log.fd, log.fd],
             // KillShell and the end of the session are not on a hot path: always look for escaped descendants.

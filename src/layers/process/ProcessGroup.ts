@@ -18,7 +18,7 @@ import * as ChildProcess from "node:child_process"
 import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
-import { Clock, Data, Deferred, Duration, Effect, Schedule, type Scope } from "effect"
+import { Clock, Deferred, Duration, Effect, Schedule, Schema, type Scope } from "effect"
 
 /** How the leader of a group ended. */
 export interface Exit {
@@ -28,10 +28,10 @@ export interface Exit {
 }
 
 /** The process could not be started (missing binary, missing working directory, …). */
-export class SpawnError extends Data.TaggedError("SpawnError")<{
-  readonly command: string
-  readonly reason: string
-}> {
+export class SpawnError extends Schema.TaggedError<SpawnError>()("SpawnError", {
+  command: Schema.String,
+  reason: Schema.String
+}) {
   override get message(): string {
     return `Could not start ${this.command}: ${this.reason}`
   }

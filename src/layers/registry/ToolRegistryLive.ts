@@ -1,5 +1,6 @@
 /**
- * The in-memory ToolRegistry: tools by name and alias, with the pool assembly of SPEC §2.
+ * The in-memory ToolRegistry: tools by name and alias, and the pool (built-ins before MCP tools, tools denied
+ * outright left out).
  */
 import { Effect, Layer, Option, PubSub, Ref, Stream } from "effect"
 import { DuplicateToolError } from "../../domain/Errors.js"

@@ -1,8 +1,8 @@
 /**
- * The file-system ResultStore (SPEC §7): results above `min(maxResultSizeChars, 50_000)` characters are written to
- * `<state dir>/tool-results/{tool_use_id}.txt` (`.json` for block arrays) and replaced by a preview, or — with the
- * head/tail strategy — by their first and last 40 % around a summary of the middle. Streaming tools spill through
- * `openSpill`, which keeps memory bounded whatever the output size.
+ * The file-system ResultStore (docs/tools.md, "Size of results"): results above `min(maxResultSizeChars, 50_000)`
+ * characters are written to `<state dir>/tool-results/{tool_use_id}.txt` (`.json` for block arrays) and replaced by a
+ * preview, or — with the head/tail strategy — by their first and last 40 % around a summary of the middle. Streaming
+ * tools spill through `openSpill`, which keeps memory bounded whatever the output size.
  */
 import * as NodeFs from "node:fs"
 import * as Path from "node:path"

@@ -1,6 +1,7 @@
 /**
- * Reads the settings sources of SPEC §5.7 with the FileSystem service and merges them: `~/.claude/settings.json`,
- * `<project>/.claude/settings.json`, `<project>/.claude/settings.local.json`, `--settings` files, then CLI flags.
+ * Reads the settings sources (docs/permissions.md) with the FileSystem service and merges them:
+ * `~/.claude/settings.json`, `<project>/.claude/settings.json`, `<project>/.claude/settings.local.json`, `--settings`
+ * files, then CLI flags.
  */
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -80,7 +81,10 @@ const flagSource = (
   permissions: SettingsDomain.PermissionsSection
 ): SettingsDomain.Source => ({ name, root, base: root, settings: { permissions } })
 
-/** Reads and merges every source; missing standard files are skipped (a missing `--settings` file fails), malformed ones fail naming the file and JSON path. */
+/**
+ * Reads and merges every source; missing standard files are skipped (a missing `--settings` file fails), malformed ones
+ * fail naming the file and JSON path.
+ */
 export const load = (options: LoadOptions) =>
   Effect.gen(function* () {
     const home = options.home ?? defaultHome()

@@ -124,9 +124,10 @@ const wrapperForms = (wrapper: Wrapper, args: ReadonlyArray<Word>, context: Cont
   const words = command.map((word) =>
     replaced.some((text) => text !== "" && word.value.includes(text)) ? unknownWord : word
   )
-  // The input's words are arguments of the command: to `env`, `eval` or `find` they may be a command or code.
+  // The input's words are arguments of the command: to `env`, `eval` or `find` they may be a command or code. With a
+  // replace string (`-I`), each input line goes only where the string stands, as one word, and nothing is appended.
   const run = words.length > 0 ? words : [literalWord("echo")]
-  return formsOf([...run, unknownWord], context)
+  return formsOf(replaced.length > 0 ? run : [...run, unknownWord], context)
 }
 
 /** `find … -exec CMD … ;` (and `-execdir`, `-ok`, `-okdir`): `{}` is a file name known only at run time. */
@@ -135,8 +136,9 @@ const findForms = (args: ReadonlyArray<Word>, context: Context): ReadonlyArray<C
   for (let at = 0; at < args.length; at++) {
     const word = args[at]
     if (!word.literal) {
-      // An expansion may itself be `-exec`: the words after it may be a command.
-      out.push(...suffixForms(args, at + 1, context))
+      // A word known only at run time may be several words (an unquoted expansion, the input `xargs` appends), so
+      // it may be a whole `-exec CMD ;` by itself: find may run anything.
+      out.push(anything)
       break
     }
     if (!findActions.has(word.value)) continue

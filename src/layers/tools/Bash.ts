@@ -15,9 +15,11 @@ import { Clock, Duration, Effect, Fiber, Layer, Option, Schema, Stream } from "e
 import { ToolFailure } from "../../domain/Errors.js"
 import * as HeadTail from "../../domain/HeadTail.js"
 import * as PersistedOutput from "../../domain/PersistedOutput.js"
+import type * as SandboxDomain from "../../domain/Sandbox.js"
 import * as Tool from "../../domain/Tool.js"
 import { BackgroundShells } from "../../services/BackgroundShells.js"
 import { ResultStore, type Spilled } from "../../services/ResultStore.js"
+import * as SandboxPort from "../../services/Sandbox.js"
 import { Session } from "../../services/Session.js"
 import { ShellAnalyzer } from "../../services/ShellAnalyzer.js"
 import * as ProcessBackgroundShells from "../process/ProcessBackgroundShells.js"
@@ -60,7 +62,7 @@ export const lenientCommands: ReadonlySet<string> = new Set([
   "["
 ])
 
-const Input = Schema.Struct({
+const InputFields = {
   command: Schema.String.pipe(Schema.minLength(1)).annotations({
     description: "The command line to run with /bin/bash -c."
   }),
@@ -79,10 +81,24 @@ const Input = Schema.Struct({
       description: "Start the command and return at once with a shell ID; read its output later with BashOutput."
     })
   )
+}
+
+/** The input without the sandbox (the sandbox is off). */
+const PlainInput = Schema.Struct(InputFields)
+
+/** The input when the sandbox is on: Claude Code's escape hatch is one more field. */
+const SandboxedInput = Schema.Struct({
+  ...InputFields,
+  dangerouslyDisableSandbox: Schema.optional(
+    Schema.Boolean.annotations({
+      description:
+        "Run this command outside the OS sandbox. Only after a command failed because the sandbox refused a path or host it really needs; the user is always asked to approve it."
+    })
+  )
 })
 
 /** The decoded input. */
-export type Input = typeof Input.Type
+export type Input = typeof SandboxedInput.Type
 
 const description = `Runs a shell command with /bin/bash -c in the session's working directory and returns its output.
 
@@ -117,6 +133,11 @@ Behaviour:
 Examples of misuse: \`cat src/a.ts\` (use Read), \`grep -r foo .\` (use Grep), \`find . -name "*.ts"\` (use
 Glob), \`sleep 60 && check\` (poll with a real condition or use Sleep), \`npm run dev\` without
 run_in_background (it never ends and times out).`
+
+const sandboxDescription = `Sandbox: commands run in an OS sandbox. They may write only inside the working directories
+(and paths the settings allow) and reach only the allowed hosts, through a proxy. When a command fails because the
+sandbox refused a path or host, the result says which; if the command really needs it, retry it with
+dangerouslyDisableSandbox: true, which asks the user for approval.`
 
 const Progress = Schema.Struct({
   elapsed_ms: Schema.Number,
@@ -185,6 +206,36 @@ export const make = Effect.gen(function* () {
   )
   const shells = yield* BackgroundShells
   const fs = yield* FileSystem.FileSystem
+  const sandbox = yield* Effect.serviceOption(SandboxPort.Sandbox).pipe(
+    Effect.flatMap(
+      Option.match({ onSome: Effect.succeed, onNone: () => SandboxPort.Sandbox.pipe(Effect.provide(SandboxPort.none)) })
+    )
+  )
+  const sandboxOn = sandbox.config.enabled
+
+  /** How the command runs (sandboxed, not, or refused), and the command line to give `/bin/bash -c`. */
+  const planOf = (input: Input) =>
+    Effect.suspend(() => {
+      const commands = analyzer.analyze(input.command).commands.map((c) => c.argv)
+      const plan = SandboxPort.planFor(sandbox, commands, input.dangerouslyDisableSandbox === true)
+      return plan._tag === "Refused" ? Effect.fail(new ToolFailure({ message: plan.message })) : Effect.succeed(plan)
+    })
+  const wrap = (input: Input, ctx: Tool.ToolContext) => (script: string) =>
+    sandbox
+      .wrap(script, { id: ctx.toolUseId, commandText: input.command })
+      .pipe(Effect.mapError((e) => new ToolFailure({ message: e.message })))
+  const prepare = (input: Input, ctx: Tool.ToolContext, script: string) =>
+    Effect.gen(function* () {
+      const plan = yield* planOf(input)
+      return { plan, line: plan._tag === "Sandboxed" ? yield* wrap(input, ctx)(script) : script }
+    })
+
+  /** The sandbox's note for a result (what it refused), or the fallback's warning; empty when there is none. */
+  const noteFor = (plan: SandboxDomain.RunPlan, ctx: Tool.ToolContext, output: string): string => {
+    if (plan._tag === "Unsandboxed") return plan.warning ?? ""
+    if (plan._tag !== "Sandboxed") return ""
+    return sandbox.explain(ctx.toolUseId, output) ?? ""
+  }
 
   const isReadOnly = (input: Input): boolean => analyzer.analyze(input.command).readOnly
 
@@ -210,9 +261,10 @@ export const make = Effect.gen(function* () {
         const stdout = HeadTail.makeBytes(errorStreamBytes, errorStreamBytes)
         const stderr = HeadTail.makeBytes(errorStreamBytes, errorStreamBytes)
 
+        const { line, plan } = yield* prepare(input, ctx, `${cwdTrap}${input.command}`)
         const handle = yield* ProcessGroup.spawn({
           file: "/bin/bash",
-          args: ["-c", `${cwdTrap}${input.command}`],
+          args: ["-c", line],
           cwd: ctx.cwd,
           stdio: ["ignore", "pipe", "pipe"],
           canary: true
@@ -276,6 +328,11 @@ export const make = Effect.gen(function* () {
         const exit = finished.value
         const spilled = yield* spill.finish.pipe(Effect.mapError((e) => new ToolFailure({ message: e.message })))
 
+        const note = noteFor(
+          plan,
+          ctx,
+          `${renderCapture(stderr.snapshot())}\n${renderCapture(stdout.snapshot())}`
+        ).replace(/^(?=.)/, "\n")
         if (exit.code !== 0 && !isLenientExit(input.command, exit.code)) {
           const saved = Option.match(spilled.path, {
             onNone: () => "",
@@ -284,20 +341,21 @@ export const make = Effect.gen(function* () {
           return yield* new ToolFailure({
             message:
               exit.code === null
-                ? `Killed by signal ${exit.signal ?? "unknown"}${saved}`
-                : `Exit code ${exit.code}${saved}`,
+                ? `Killed by signal ${exit.signal ?? "unknown"}${saved}${note}`
+                : `Exit code ${exit.code}${saved}${note}`,
             stderr: renderCapture(stderr.snapshot()),
             stdout: renderCapture(stdout.snapshot())
           })
         }
 
         const output = renderOutput(spilled)
-        const text =
+        const status =
           exit.code === 0
             ? output
             : output.length === 0
               ? `Exit code ${exit.code}`
               : `${output}\nExit code ${exit.code}`
+        const text = note === "" ? status : status === "" ? note.slice(1) : `${status}\n${note}`
 
         const finalDir = reportedDir(handle.canaryText())
         if (!Path.isAbsolute(finalDir) || finalDir === ctx.cwd) return text
@@ -309,15 +367,17 @@ export const make = Effect.gen(function* () {
 
   const runBackground = (input: Input, ctx: Tool.ToolContext) =>
     Effect.map(
-      shells.start(input.command, ctx.cwd),
+      Effect.flatMap(planOf(input), (plan) =>
+        shells.start(input.command, ctx.cwd, plan._tag === "Sandboxed" ? wrap(input, ctx) : undefined)
+      ),
       (info) =>
         `Command running in background with ID: ${info.id}\nOutput is written to ${info.logPath}. Read it with BashOutput (bash_id "${info.id}"); stop the command with KillShell (shell_id "${info.id}").`
     )
 
   return yield* Tool.make({
     name: "Bash",
-    description,
-    input: Input,
+    description: sandboxOn ? `${description}\n\n${sandboxDescription}` : description,
+    input: (sandboxOn ? SandboxedInput : PlainInput) as typeof SandboxedInput,
     output: Schema.String,
     progress: Progress,
     category: "shell",

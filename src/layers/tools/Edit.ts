@@ -1,6 +1,6 @@
 /**
- * Edit: exact string replacement in a file (SPEC §9), with the read-before-write and staleness rules of Write and an
- * atomic write. Returns a one-line confirmation; a numbered snippet around the change only when built with
+ * Edit: exact string replacement in a file (docs/tools.md), with the read-before-write and staleness rules of Write and
+ * an atomic write. Returns a one-line confirmation; a numbered snippet around the change only when built with
  * `makeWith({ snippet: true })`.
  */
 import * as Path from "node:path"

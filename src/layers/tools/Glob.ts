@@ -1,5 +1,5 @@
 /**
- * Glob: finds files by name pattern (SPEC §9), honouring .gitignore files, newest first, at most 100 paths.
+ * Glob: finds files by name pattern (docs/tools.md), honouring .gitignore files, newest first, at most 100 paths.
  */
 import * as NodeFs from "node:fs"
 import * as Fs from "node:fs/promises"

@@ -1,6 +1,6 @@
 /**
- * Grep: searches file contents with ripgrep's semantics and output (SPEC §9). Runs `rg` when it is on PATH, else the
- * built-in engine of GrepEngine; both give the same output.
+ * Grep: searches file contents with ripgrep's semantics and output (docs/tools.md). Runs `rg` when it is on PATH, else
+ * the built-in engine of GrepEngine; both give the same output.
  */
 import * as Path from "node:path"
 import { Effect, Schema } from "effect"

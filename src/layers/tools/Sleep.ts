@@ -1,5 +1,5 @@
 /**
- * Sleep: waits for a given time, reporting progress every second (SPEC §9).
+ * Sleep: waits for a given time, reporting progress every second (docs/tools.md).
  */
 import { Duration, Effect, Schema } from "effect"
 import * as Tool from "../../domain/Tool.js"

@@ -1,5 +1,5 @@
 /**
- * TodoWrite: the model's task list for the session, kept in session state (SPEC §9).
+ * TodoWrite: the model's task list for the session, kept in session state (docs/tools.md).
  */
 import { Effect, Schema } from "effect"
 import { ToolValidationError } from "../../domain/Errors.js"

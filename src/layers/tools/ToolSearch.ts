@@ -1,5 +1,5 @@
 /**
- * ToolSearch: finds deferred tools by name or keyword and loads their schemas (SPEC §8).
+ * ToolSearch: finds deferred tools by name or keyword and loads their schemas (docs/tools.md).
  */
 import { Effect, Schema } from "effect"
 import type { ResultContentBlock } from "../../domain/Blocks.js"

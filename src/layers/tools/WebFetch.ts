@@ -1,5 +1,5 @@
 /**
- * WebFetch: HTTP(S) GET of one URL, HTML turned into Markdown (SPEC §9). Redirects are followed by hand so a
+ * WebFetch: HTTP(S) GET of one URL, HTML turned into Markdown (docs/tools.md). Redirects are followed by hand so a
  * redirect to another host is reported to the model instead of followed; the body is capped and the whole
  * fetch is under a timeout.
  */

@@ -1,6 +1,6 @@
 /**
- * Write: creates or overwrites a file atomically (SPEC §9). An existing file must have been read in this session and
- * not changed since (FileStateCache); the original permissions are kept.
+ * Write: creates or overwrites a file atomically (docs/tools.md). An existing file must have been read in this session
+ * and not changed since (FileStateCache); the original permissions are kept.
  */
 import * as NodeFs from "node:fs"
 import * as Path from "node:path"

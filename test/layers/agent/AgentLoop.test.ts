@@ -131,6 +131,58 @@ describe("AgentLoop", () => {
     })
   )
 
+  it.scopedLive("assistantEvents: block reports each block as it completes and each result as it is yielded", () =>
+    Effect.gen(function* () {
+      const later = "And now a long text that streams well after the probe has answered."
+      const script = () => [
+        MessagesServer.message(
+          [{ type: "text", text: "First." }, probe("toolu_1", "a", 20), { type: "text", text: later }],
+          {
+            pacingMs: 40,
+            chunk: 4
+          }
+        ),
+        MessagesServer.message([{ type: "text", text: "All done." }])
+      ]
+      const seen = (mode: "block" | "message") =>
+        Effect.gen(function* () {
+          const server = yield* MessagesServer.make(script())
+          const events: Array<AgentLoop.AgentEvent> = []
+          const stateDir = tempDir()
+          const result = yield* run(
+            { url: server.url, log: makeProbeLog(), stateDir },
+            { prompt: "probe a", assistantEvents: mode, onEvent: (e) => Effect.sync(() => void events.push(e)) }
+          )
+          expect(result.subtype).toBe("success")
+          const transcript = readTranscript(Path.join(stateDir, "transcripts", `${result.session_id}.jsonl`))
+          const recorded = transcript.filter((l) => l.type === "assistant").map((l) => l.message)
+          return { events, recorded }
+        })
+      const shape = (events: ReadonlyArray<AgentLoop.AgentEvent>) =>
+        events.flatMap((e) =>
+          e.type === "assistant" || e.type === "user"
+            ? [`${e.type}:${(e.message.content as ReadonlyArray<{ type: string }>).map((b) => b.type).join("+")}`]
+            : []
+        )
+      const block = yield* seen("block")
+      expect(shape(block.events)).toEqual([
+        "assistant:text",
+        "assistant:tool_use",
+        "user:tool_result",
+        "assistant:text",
+        "assistant:text"
+      ])
+      const ids = block.events.flatMap((e) => (e.type === "assistant" ? [e.message.id] : []))
+      expect(ids[0]).toMatch(/^msg_/)
+      expect(new Set(ids.slice(0, 3)).size).toBe(1)
+      expect(ids[3]).not.toBe(ids[0])
+      const message = yield* seen("message")
+      expect(shape(message.events)).toEqual(["assistant:text+tool_use+text", "user:tool_result", "assistant:text"])
+      // the transcript holds whole messages either way
+      expect(block.recorded).toEqual(message.recorded)
+    })
+  )
+
   it.scopedLive("sends results back in request order, whatever order they complete in", () =>
     Effect.gen(function* () {
       const log = makeProbeLog()

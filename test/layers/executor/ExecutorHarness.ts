@@ -2,9 +2,9 @@
  * Test tools and layers for the executor tests: tools whose duration, failure and flags come from the input,
  * timed by Effect's Clock so TestClock gives exact virtual times.
  */
-import { Chunk, Clock, Duration, Effect, Fiber, Layer, Ref, Schema, Stream, TestClock } from "effect"
+import { Clock, Duration, Effect, Layer, Ref, Schema } from "effect"
 import { ToolFailure } from "../../../src/domain/Errors.js"
-import type { ExecutorEvent, ResultEvent, StateEvent, ToolCall } from "../../../src/domain/ExecutorEvent.js"
+import type { ToolCall } from "../../../src/domain/ExecutorEvent.js"
 import * as Tool from "../../../src/domain/Tool.js"
 import * as StreamingExecutor from "../../../src/layers/executor/StreamingExecutor.js"
 import * as ToolRegistryLive from "../../../src/layers/registry/ToolRegistryLive.js"
@@ -15,7 +15,7 @@ import * as Approver from "../../../src/services/Approver.js"
 import * as Hooks from "../../../src/services/Hooks.js"
 import * as PermissionPolicy from "../../../src/services/PermissionPolicy.js"
 import * as ResultCache from "../../../src/services/ResultCache.js"
-import { type Control, type ExecuteOptions, makeControl, ToolExecutor } from "../../../src/services/ToolExecutor.js"
+import * as ExecutorTest from "../../../src/testing/ExecutorTest.js"
 
 /** The input of every test tool. */
 export const TestInput = Schema.Struct({
@@ -115,45 +115,14 @@ export const executorLayer = (
   )
 
 /** A tool_use block for a test tool. */
-export const use = (id: string, name: string, input: Partial<TestInput> & { ms?: number } = {}): ToolCall => ({
-  type: "tool_use",
-  id,
-  name,
-  input: { ms: 0, ...input }
-})
+export const use = (id: string, name: string, input: Partial<TestInput> & { ms?: number } = {}): ToolCall =>
+  ExecutorTest.toolUse(id, name, { ms: 0, ...input })
 
-/** Runs a batch to the end under TestClock and returns every event. */
-export const runAll = (
-  calls: ReadonlyArray<ToolCall>,
-  options?: ExecuteOptions,
-  advance: Duration.DurationInput = "1 hour"
-) =>
-  Effect.gen(function* () {
-    const executor = yield* ToolExecutor
-    const fiber = yield* Effect.fork(Stream.runCollect(executor.runBatch(calls, options)))
-    yield* TestClock.adjust(advance)
-    return Chunk.toReadonlyArray(yield* Fiber.join(fiber))
-  })
-
-/** Runs a batch under TestClock, acts on its control handle after 1 s (interrupt, abort, discard), then finishes. */
-export const runControlled = (calls: ReadonlyArray<ToolCall>, act: (control: Control) => Effect.Effect<void>) =>
-  Effect.gen(function* () {
-    const executor = yield* ToolExecutor
-    const control = yield* makeControl
-    const fiber = yield* Effect.fork(Stream.runCollect(executor.runBatch(calls, { control })))
-    yield* TestClock.adjust("1 second")
-    yield* act(control)
-    yield* TestClock.adjust("1 minute")
-    return Chunk.toReadonlyArray(yield* Fiber.join(fiber))
-  })
-
-/** The result events in the order they were yielded. */
-export const results = (events: ReadonlyArray<ExecutorEvent>): ReadonlyArray<ResultEvent> =>
-  events.filter((e): e is ResultEvent => e.type === "tool_result")
-
-/** The virtual time a call entered a state. */
-export const stateAt = (events: ReadonlyArray<ExecutorEvent>, id: string, state: StateEvent["state"]) =>
-  events.find((e): e is StateEvent => e.type === "state" && e.tool_use_id === id && e.state === state)?.t_ms
+/** The batch runners and event readers of `armature/testing`, which these tests use as an application would. */
+export const runAll = ExecutorTest.run
+export const runControlled = ExecutorTest.runControlled
+export const results = ExecutorTest.results
+export const stateAt = ExecutorTest.stateAt
 
 /** The traces recorded by the test tools. */
 export const traces = Effect.flatMap(TraceLog, (log) => log.ref.get)

@@ -32,8 +32,9 @@ const isSafe = (tool: Spec["tool"]) => tool === "Read" || tool === "Timed" || to
 const runTime = (spec: Spec) => (spec.tool === "Timed" ? Math.min(spec.ms, 2000) : spec.ms)
 
 /**
- * An ideal scheduler following SPEC §4.2, written independently of the executor: event-driven over arrival and
- * completion times. Arrivals are offset by 50 ms from every completion time so that no tie needs ordering.
+ * An ideal scheduler following the start rule of docs/executor.md ("Admission rules"), written independently of the
+ * executor: event-driven over arrival and completion times. Arrivals are offset by 50 ms from every completion time so
+ * that no tie needs ordering.
  */
 const idealMakespan = (specs: ReadonlyArray<Spec>, arrivals: ReadonlyArray<number>, max: number): number => {
   const queued: Array<number> = []

@@ -124,6 +124,8 @@ layer(withExecutor(clientLayer({ fixture: fixtureServer() })), { excludeTestServ
         expect(names.filter((n) => !n.startsWith("mcp__"))).toEqual(["ListMcpResources", "ReadMcpResource"])
         expect(names.filter((n) => n.startsWith("mcp__"))).toEqual([
           "mcp__fixture__add_tool",
+          "mcp__fixture__ask_model",
+          "mcp__fixture__ask_user",
           "mcp__fixture__burst",
           "mcp__fixture__crash",
           "mcp__fixture__fail",
@@ -157,7 +159,7 @@ layer(withExecutor(clientLayer({ fixture: fixtureServer() })), { excludeTestServ
         })
         const status = yield* Effect.flatMap(McpClients, (m) => m.servers)
         expect(status.map((s) => [s.name, s.state, s.connections, s.tools.length])).toEqual([
-          ["fixture", "connected", 1, 9]
+          ["fixture", "connected", 1, 11]
         ])
       })
     )
@@ -300,7 +302,7 @@ layer(withExecutor(clientLayer({ fixture: fixtureServer() })), { excludeTestServ
         yield* waitFor(registry.lookup("mcp__fixture__fresh"))
         expect(textOf(yield* call("mcp__fixture__fresh", {}))).toEqual("hello from fresh")
         const status = yield* Effect.flatMap(McpClients, (m) => m.servers)
-        expect(status.map((s) => [s.connections, s.tools.length])).toEqual([[1, 10]])
+        expect(status.map((s) => [s.connections, s.tools.length])).toEqual([[1, 12]])
       })
     )
 
@@ -327,7 +329,7 @@ layer(withExecutor(clientLayer({ fixture: fixtureServer() })), { excludeTestServ
           )
         )
         const status = yield* Effect.flatMap(McpClients, (m) => m.servers)
-        expect(status.map((s) => [s.state, s.connections, s.tools.length])).toEqual([["connected", 2, 9]])
+        expect(status.map((s) => [s.state, s.connections, s.tools.length])).toEqual([["connected", 2, 11]])
         expect((yield* stats).pid).not.toEqual(before)
       })
     )

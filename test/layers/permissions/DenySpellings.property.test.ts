@@ -60,8 +60,11 @@ const prefixWrap =
 /** `eval` joins its arguments into code: inside `find -exec` or `xargs`, file names and input become code. */
 const evalWrap: Wrap = (inner) => `eval ${shellQuote(inner)}`
 
-/** Wrappers that run the command given after them (each with some of its options). */
-const wrapAround = (withEval: boolean): FastCheck.Arbitrary<Wrap> =>
+/**
+ * Wrappers that run the command given after them (each with some of its options). With `aroundTarget` false they
+ * wrap a harmless command and must not make it run input as code: no eval, no appending xargs above a find.
+ */
+const wrapAround = (aroundTarget: boolean): FastCheck.Arbitrary<Wrap> =>
   FastCheck.oneof(
     FastCheck.constantFrom(
       "env",
@@ -111,7 +114,13 @@ const wrapAround = (withEval: boolean): FastCheck.Arbitrary<Wrap> =>
       "xargs -n1",
       "xargs -I%",
       "xargs --max-args=1 -P2"
-    ).map(prefixWrap),
+    ).map((prefix) =>
+      // The input xargs appends may be a whole `-exec CMD ;` to a find below it: around harmless commands, only
+      // the replacing form (which appends nothing) keeps find harmless.
+      !aroundTarget && prefix.startsWith("xargs")
+        ? (inner: string) => `${inner.includes("find ") ? "xargs -I%" : prefix} ${inner}`
+        : prefixWrap(prefix)
+    ),
     FastCheck.constantFrom<Wrap>(
       (inner) => `find . -exec ${inner} {} +`,
       (inner) => `find . -execdir ${inner} {} \\;`,
@@ -119,7 +128,7 @@ const wrapAround = (withEval: boolean): FastCheck.Arbitrary<Wrap> =>
       // A `{}` inside a quoted word is replaced by `find` too: a file name there becomes code. Keep them apart.
       (inner) => (inner.includes("{}") ? `nohup ${inner}` : `bash -c ${shellQuote(inner)}`),
       (inner) => (inner.includes("{}") ? `nohup ${inner}` : `sh -ec ${shellQuote(inner)}`),
-      withEval ? evalWrap : (inner) => `command ${inner}`,
+      aroundTarget ? evalWrap : (inner) => `command ${inner}`,
       // env's own string syntax reads quotes but gives `\` and `$` other meanings: only wrap plain strings.
       (inner) => (/[\\${}]/.test(inner) ? `env ${inner}` : `env -S ${shellQuote(inner)}`),
       (inner) => (/[\\${}]/.test(inner) ? `env ${inner}` : `env --sp=${shellQuote(inner)} ls`)
@@ -151,8 +160,8 @@ const harmless: FastCheck.Arbitrary<string> = FastCheck.oneof(
   FastCheck.array(gitGlobal, { maxLength: 4 }).map((globals) => ["git", ...globals, "status"].join(" "))
 )
 
-const wrapped = (command: FastCheck.Arbitrary<string>, withEval = true) =>
-  FastCheck.tuple(command, FastCheck.array(wrapAround(withEval), { maxLength: 4 })).map(([inner, wraps]) =>
+const wrapped = (command: FastCheck.Arbitrary<string>, aroundTarget = true) =>
+  FastCheck.tuple(command, FastCheck.array(wrapAround(aroundTarget), { maxLength: 4 })).map(([inner, wraps]) =>
     wraps.reduce((text, w) => w(text), inner)
   )
 

@@ -152,7 +152,15 @@ export const corpus: ReadonlyArray<Class> = [
       "ls | xargs --max-a=1 -P4 rm -f",
       "ls | xargs -r -- rm",
       "ls | xargs sh -c 'rm \"$@\"' _",
-      "ls | xargs -I % sh -c 'echo %'"
+      "ls | xargs -I % sh -c 'echo %'",
+      "ls | xargs -I% %",
+      "ls | xargs -I{} {} -rf x",
+      "ls | xargs -I% xargs find . %",
+      "ls | xargs -n1 find . -name x",
+      "printf '%s\\n' -exec rm src ';' | xargs find . -name zzz",
+      "ls | xargs -I% xargs -n1 find . -exec git status {} +",
+      "find . -name x $MORE",
+      "find . $(echo -exec rm {} +)"
     ]
   },
   {
@@ -278,6 +286,8 @@ export const corpus: ReadonlyArray<Class> = [
       "find . -name rm",
       "ls | xargs",
       "ls | xargs echo",
+      "ls | xargs -I% echo %",
+      "ls | xargs -I{} find . -exec git status {} +",
       "env -S 'ls -l'",
       "timeout 5 ls",
       "bash -c 'ls'",

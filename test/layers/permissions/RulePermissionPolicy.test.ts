@@ -510,8 +510,10 @@ layer(base, { timeout: 30_000 })("RulePermissionPolicy", (it) => {
         "contentAsk:passthrough",
         "safetyPaths:passthrough",
         "toolCheck:passthrough",
+        "sandboxEscape:skip",
         "mode:passthrough",
         "allowRules:passthrough",
+        "sandboxed:skip",
         "readOnly:passthrough",
         "ask:ask"
       ])

@@ -1,0 +1,190 @@
+/**
+ * The Sandbox service over @anthropic-ai/sandbox-runtime (bubblewrap, seccomp and a filtering proxy on Linux,
+ * Seatbelt on macOS). The runtime is an optional peer dependency, imported only when `sandbox.enabled` (or
+ * `--sandbox`) turns the sandbox on. Building the layer starts the runtime's proxies once and runs one test command
+ * inside the sandbox; closing the layer's scope stops them. When anything is missing the service is built anyway,
+ * with an `Unavailable` status naming what is missing, and Bash refuses to run (fail closed). See docs/sandbox.md.
+ */
+import * as ChildProcess from "node:child_process"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { Effect, Either, Layer, Ref, type Scope } from "effect"
+import * as SandboxDomain from "../../domain/Sandbox.js"
+import { Sandbox, SandboxError } from "../../services/Sandbox.js"
+import { Session } from "../../services/Session.js"
+import { Settings } from "../../services/Settings.js"
+import * as SandboxNotes from "./SandboxNotes.js"
+import * as SandboxPolicy from "./SandboxPolicy.js"
+
+type Runtime = typeof import("@anthropic-ai/sandbox-runtime")
+type RuntimeConfig = import("@anthropic-ai/sandbox-runtime").SandboxRuntimeConfig
+
+/** The package name, as users install it. */
+export const runtimePackage = "@anthropic-ai/sandbox-runtime"
+
+/** How the live sandbox is built. */
+export interface LiveOptions {
+  /** `--sandbox` (true) / `--no-sandbox` (false): overrides `sandbox.enabled` of the settings. */
+  readonly enabled?: boolean | undefined
+  /** The bubblewrap binary (default: `bwrap` on PATH). A path that does not exist makes the sandbox unavailable. */
+  readonly bwrapPath?: string | undefined
+}
+
+/** The runtime keeps its state in one module-level manager: only one live sandbox may exist in a process. */
+let runtimeInUse = false
+
+const firstLine = (e: unknown): string => (e instanceof Error ? e.message : String(e)).split("\n")[0]
+
+const loadRuntime: Effect.Effect<Runtime, ReadonlyArray<string>> = Effect.tryPromise({
+  try: () => import("@anthropic-ai/sandbox-runtime"),
+  catch: (e) => [`${runtimePackage} could not be loaded (${firstLine(e)}); install it: npm install ${runtimePackage}`]
+})
+
+/** The runtime's configuration for a policy. */
+export const runtimeConfig = (policy: SandboxDomain.Policy, options: LiveOptions): RuntimeConfig => ({
+  network: {
+    allowedDomains: [...policy.allowedDomains],
+    deniedDomains: [...policy.deniedDomains],
+    allowUnixSockets: [...policy.allowUnixSockets],
+    allowAllUnixSockets: policy.allowAllUnixSockets,
+    allowLocalBinding: policy.allowLocalBinding
+  },
+  filesystem: {
+    denyRead: [...policy.denyRead],
+    allowRead: [...policy.allowRead],
+    allowWrite: [...policy.allowWrite],
+    denyWrite: [...policy.denyWrite]
+  },
+  enableWeakerNestedSandbox: policy.enableWeakerNestedSandbox,
+  ...(options.bwrapPath === undefined ? {} : { bwrapPath: options.bwrapPath })
+})
+
+/** Runs a wrapped command line and returns its exit code and the first line of its stderr. */
+const runProbe = (wrapped: string, cwd: string) =>
+  Effect.async<{ readonly code: number | null; readonly stderr: string }>((resume) => {
+    const child = ChildProcess.execFile("/bin/bash", ["-c", wrapped], { cwd, timeout: 20_000 }, (error, _out, err) =>
+      resume(
+        Effect.succeed({ code: error === null ? 0 : typeof error.code === "number" ? error.code : null, stderr: err })
+      )
+    )
+    return Effect.sync(() => child.kill("SIGKILL"))
+  })
+
+/**
+ * Starts the runtime (dependency check, proxies) for the layer's scope, then runs `true` inside the sandbox: a
+ * kernel without usable user namespaces passes the dependency check but fails there. Fails with the reasons.
+ */
+const start = (config: RuntimeConfig, cwd: string): Effect.Effect<Runtime, ReadonlyArray<string>, Scope.Scope> =>
+  Effect.gen(function* () {
+    if (runtimeInUse) return yield* Effect.fail(["another sandbox is already running in this process"])
+    const runtime = yield* loadRuntime
+    const manager = runtime.SandboxManager
+    if (!manager.isSupportedPlatform()) return yield* Effect.fail([`the platform ${process.platform} is not supported`])
+    yield* Effect.acquireRelease(
+      Effect.tryPromise({
+        try: () => {
+          runtimeInUse = true
+          return manager.initialize(config, undefined, true)
+        },
+        catch: (e) =>
+          firstLine(e)
+            .replace(/^Sandbox dependencies not available: /, "")
+            .split(", ")
+      }).pipe(
+        Effect.tapError(() =>
+          Effect.promise(() => manager.reset().catch(() => undefined)).pipe(
+            Effect.ensuring(Effect.sync(() => (runtimeInUse = false)))
+          )
+        )
+      ),
+      () =>
+        Effect.promise(() => manager.reset().catch(() => undefined)).pipe(
+          Effect.ensuring(Effect.sync(() => (runtimeInUse = false)))
+        )
+    )
+    const probe = yield* Effect.scoped(
+      Effect.acquireRelease(
+        Effect.tryPromise({ try: () => manager.wrapWithSandbox("true"), catch: (e) => [firstLine(e)] }),
+        () => Effect.sync(() => manager.cleanupAfterCommand())
+      ).pipe(Effect.flatMap((wrapped) => runProbe(wrapped, cwd)))
+    )
+    if (probe.code !== 0) {
+      const detail = probe.stderr.trim().split("\n")[0] ?? ""
+      return yield* Effect.fail([
+        `a test command failed inside the sandbox (exit ${probe.code ?? "by signal"}${detail === "" ? "" : `: ${detail}`}); user namespaces may be unavailable`
+      ])
+    }
+    return runtime
+  })
+
+/** Builds the service from the settings (and the `--sandbox`/`--no-sandbox` override). */
+export const make = (options: LiveOptions = {}) =>
+  Effect.gen(function* () {
+    const settings = yield* Settings
+    const session = yield* Session
+    const config = SandboxDomain.resolve(settings.settings.sandbox, options.enabled)
+    if (!config.enabled) return Sandbox.of({ ...disabledService, config })
+    const cwd = (yield* Ref.get(session.context)).cwd
+    // The state directory is made read-only inside the sandbox; it must exist as a directory first, or the runtime
+    // would put an empty file in its place while a command runs.
+    yield* Effect.sync(() => Fs.mkdirSync(session.stateDir, { recursive: true })).pipe(Effect.ignore)
+    const policy = SandboxPolicy.derive({
+      permissions: settings.permissions,
+      section: config.section,
+      cwd,
+      home: settings.home,
+      protectedDirs: [Path.join(settings.projectDir, ".claude"), session.stateDir]
+    })
+    const started = yield* Effect.either(start(runtimeConfig(policy, options), cwd))
+    if (Either.isLeft(started)) {
+      return Sandbox.of({
+        ...disabledService,
+        config,
+        policy,
+        warnings: policy.warnings,
+        availability: { _tag: "Unavailable", reasons: started.left }
+      })
+    }
+    const manager = started.right.SandboxManager
+    return Sandbox.of({
+      config,
+      policy,
+      warnings: [...policy.warnings, ...manager.checkDependencies().warnings],
+      availability: { _tag: "Ready" },
+      wrap: (command, wrap) =>
+        Effect.acquireRelease(
+          Effect.tryPromise({
+            try: () =>
+              manager.wrapWithSandbox(command, undefined, undefined, undefined, {
+                commandId: wrap.id,
+                commandText: wrap.commandText
+              }),
+            catch: (e) => new SandboxError({ reason: firstLine(e) })
+          }),
+          () => Effect.sync(() => manager.cleanupAfterCommand())
+        ),
+      explain: (id, output) =>
+        SandboxNotes.note(
+          config,
+          policy,
+          SandboxNotes.refusals(
+            manager
+              .getSandboxViolationStore()
+              .getViolationsForCommand(id)
+              .map((v) => v.line),
+            output
+          )
+        )
+    })
+  })
+
+const disabledService = {
+  availability: { _tag: "Disabled" } as SandboxDomain.Availability,
+  policy: undefined as SandboxDomain.Policy | undefined,
+  warnings: [] as ReadonlyArray<string>,
+  wrap: () => Effect.fail(new SandboxError({ reason: "the sandbox is not running" })),
+  explain: () => undefined
+}
+
+/** The sandbox from the settings; `enabled` overrides `sandbox.enabled`. Requires Settings and Session. */
+export const layer = (options: LiveOptions = {}) => Layer.scoped(Sandbox, make(options))
