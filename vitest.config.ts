@@ -16,7 +16,8 @@ const slow = [
   "test/layers/executor/StreamingExecutorProperties.test.ts",
   "test/layers/shell/ReadOnlyAnalysis.test.ts",
   "test/layers/tools/SearchReadDeny.test.ts",
-  "test/layers/sandbox/SandboxBash.test.ts"
+  "test/layers/sandbox/SandboxBash.test.ts",
+  "test/layers/sandbox/SandboxMcp.test.ts"
 ]
 
 export default defineConfig({

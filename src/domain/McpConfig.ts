@@ -21,7 +21,9 @@ export const StdioServer = Schema.Struct({
   command: Schema.NonEmptyString,
   args: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
   env: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.String }), { default: () => ({}) }),
-  cwd: Schema.optional(Schema.String)
+  cwd: Schema.optional(Schema.String),
+  /** Run the server inside the OS sandbox for Bash, with the same policy (see docs/sandbox.md). */
+  sandbox: Schema.optional(Schema.Boolean)
 })
 export type StdioServer = typeof StdioServer.Type
 

@@ -10,6 +10,8 @@ import { Console, Effect, Either, Layer, Option, ParseResult, Schema } from "eff
 import { type PermissionMode, passthrough } from "../domain/Permission.js"
 import * as Tool from "../domain/Tool.js"
 import * as RulePermissionPolicy from "../layers/permissions/RulePermissionPolicy.js"
+import * as SandboxLive from "../layers/sandbox/SandboxLive.js"
+import * as SessionLive from "../layers/session/SessionLive.js"
 import * as SettingsLoader from "../layers/settings/SettingsLoader.js"
 import * as TreeSitterShellAnalyzer from "../layers/shell/TreeSitterShellAnalyzer.js"
 import { PermissionPolicy } from "../services/PermissionPolicy.js"
@@ -67,9 +69,18 @@ export const check = (options: CheckOptions) =>
       disallowedTools: options.disallowedTools,
       permissionMode: Option.getOrUndefined(options.permissionMode)
     })
+    // The sandbox's settings and availability, without starting it: a sandboxed Bash call is decided as `exec` would.
+    const sandboxLayer = SandboxLive.layerStatic().pipe(
+      Layer.provide(Layer.merge(Layer.succeed(Settings, settings), SessionLive.layer({ cwd })))
+    )
     const policyLayer = RulePermissionPolicy.layer.pipe(
       Layer.provide(
-        Layer.mergeAll(Layer.succeed(Settings, settings), TreeSitterShellAnalyzer.layer, NodeFileSystem.layer)
+        Layer.mergeAll(
+          Layer.succeed(Settings, settings),
+          TreeSitterShellAnalyzer.layer,
+          NodeFileSystem.layer,
+          sandboxLayer
+        )
       )
     )
     return yield* Effect.gen(function* () {
@@ -111,7 +122,7 @@ export const check = (options: CheckOptions) =>
         source: decision.source,
         trace: decision.trace
       }
-    }).pipe(Effect.provide(policyLayer), Effect.provide(toolsLayer(cwd)))
+    }).pipe(Effect.provide(policyLayer), Effect.provide(toolsLayer(cwd, sandboxLayer)))
   })
 
 /** The printed decision. */

@@ -22,6 +22,8 @@ import * as BuiltinTools from "../layers/tools/index.js"
 import type { RetryPolicy } from "../services/LanguageModel.js"
 import { McpClients } from "../services/McpClients.js"
 import type { PermissionRequest } from "../services/PermissionPolicy.js"
+import type { Sandbox } from "../services/Sandbox.js"
+import * as SandboxPort from "../services/Sandbox.js"
 import * as Summarizer from "../services/Summarizer.js"
 
 /** Options shared by every command that runs tools. */
@@ -113,9 +115,13 @@ export interface EngineOptions {
   readonly noSandbox: boolean
 }
 
-/** The registry with every built-in tool registered, for a session in `cwd` (no permissions needed). */
-export const toolsLayer = (cwd: string) =>
+/**
+ * The registry with every built-in tool registered, for a session in `cwd` (no permissions needed); with a Sandbox
+ * layer, Bash is made as the sandbox makes it (its input then has `dangerouslyDisableSandbox`).
+ */
+export const toolsLayer = (cwd: string, sandbox: Layer.Layer<Sandbox> = SandboxPort.none) =>
   BuiltinTools.layer.pipe(
+    Layer.provide(sandbox),
     Layer.provideMerge(ToolRegistryLive.layer),
     Layer.provideMerge(TreeSitterShellAnalyzer.layer),
     Layer.provideMerge(SessionLive.layer({ cwd })),

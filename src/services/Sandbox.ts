@@ -38,8 +38,11 @@ export class Sandbox extends Context.Tag("armature/Sandbox")<
      * state is released when the scope closes, so keep the scope open until the process is gone.
      */
     readonly wrap: (command: string, options: WrapOptions) => Effect.Effect<string, SandboxError, Scope.Scope>
-    /** A note for a result whose failure the sandbox caused (which path, which host), or undefined. */
-    readonly explain: (id: string, output: string) => string | undefined
+    /**
+     * A note for a result the sandbox shaped (which path, which host it refused), or undefined. For a command that
+     * succeeded, only refusals the runtime or the output name for certain count (no guess from network errors).
+     */
+    readonly explain: (id: string, output: string, failed: boolean) => string | undefined
   }
 >() {}
 

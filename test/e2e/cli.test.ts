@@ -78,8 +78,10 @@ describe("armature command line", () => {
     }
     expect(root.stdout).toMatch(/\n {2}tools schema +Print the `tools` array/)
     expect(schema.stdout).toContain("\n$ armature tools schema [--cwd directory]")
-    expect(exec.stdout).toContain("[--settings file...]")
-    expect(exec.stdout).toContain("[--allowed-tools text...]")
+    // the usage line, with its wrapped continuation lines joined
+    const usage = exec.stdout.replace(/\n {4}/g, " ")
+    expect(usage).toContain("[--settings file...]")
+    expect(usage).toContain("[--allowed-tools text...]")
     expect(version).toMatchObject({ code: 0 })
     expect(version.stdout.trim()).toBe("0.1.0")
     expect(wizard.code).toBe(2)

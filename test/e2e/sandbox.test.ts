@@ -84,6 +84,12 @@ describe("armature exec with the sandbox", () => {
     const file = calls(project, ["touch inside.txt"])
     const on = await cli(["exec", file, "--output", "json"], project)
     expect(results(on.stdout)[0].is_error).toBe(false)
+    const check = await cli(
+      ["permissions", "check", "--tool", "Bash", "--input", '{"command":"touch inside.txt"}', "--output", "json"],
+      project
+    )
+    expect(check.code).toBe(0)
+    expect(JSON.parse(check.stdout).trace.at(-1)).toMatchObject({ step: "sandboxed", outcome: "allow" })
     const off = await cli(["exec", file, "--no-sandbox", "--output", "json"], project)
     expect(results(off.stdout)[0]).toMatchObject({ is_error: true })
     expect(results(off.stdout)[0].content).toContain("Permission to use Bash has not been granted")

@@ -155,8 +155,11 @@ parentPort.on("message", (job) => {
 });
 `
 
-/** Below this many files a search reads on the calling thread: starting workers would cost more than it saves. */
-export const parallelFrom = 400
+/**
+ * Below this many files a search reads on the calling thread: starting the workers (tens of milliseconds on an idle
+ * machine, much more on a busy one) would cost more than splitting the reading saves.
+ */
+export const parallelFrom = 2000
 
 /** Files per job: small enough to balance the workers, large enough that messages are few. */
 const batch = 200

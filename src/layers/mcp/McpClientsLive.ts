@@ -90,13 +90,17 @@ export const resolveConfig = (sources: Sources) =>
     )
     const configs: Array<McpConfig.McpConfig> = []
     const fromProject = new Set<string>()
+    const given = yield* Effect.forEach(sources.mcpConfigFiles ?? [], readConfig)
+    // A project server that a --mcp-config file replaces is neither asked about nor reported.
+    const replaced = new Set(given.flatMap((config) => Object.keys(config.mcpServers)))
     if (exists) {
       const project = yield* readConfig(projectFile)
       const approval = yield* Either.match(McpConfig.approvalOf(settings.settings), {
         onLeft: (reason) => Effect.fail(new McpConfig.McpConfigError({ file: projectFile, reason })),
         onRight: Effect.succeed
       })
-      const decided = McpConfig.approvedProjectServers(project, approval)
+      const all = McpConfig.approvedProjectServers(project, approval)
+      const decided = { ...all, unapproved: all.unapproved.filter((name) => !replaced.has(name)) }
       // On a terminal the user is asked about the servers the settings leave open; the answers are remembered.
       const answers = yield* McpProjectApproval.ask(approver, projectFile, project, decided.unapproved)
       const problem = yield* McpProjectApproval.remember(sources.projectDir, answers)
@@ -119,8 +123,7 @@ export const resolveConfig = (sources: Sources) =>
       configs.push(approved)
       for (const name of Object.keys(approved.mcpServers)) fromProject.add(name)
     }
-    for (const file of sources.mcpConfigFiles ?? []) {
-      const config = yield* readConfig(file)
+    for (const config of given) {
       for (const name of Object.keys(config.mcpServers)) fromProject.delete(name)
       configs.push(config)
     }

@@ -9,6 +9,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { type Tool as McpTool, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import {
   Chunk,
+  type Context,
   Deferred,
   Duration,
   Effect,
@@ -35,6 +36,7 @@ import {
   type ServerState,
   type ServerStatus
 } from "../../services/McpClients.js"
+import { Sandbox, type SandboxError } from "../../services/Sandbox.js"
 import { Session } from "../../services/Session.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
 import * as McpCall from "./McpCall.js"
@@ -101,12 +103,43 @@ export const listTools = (client: Client): Effect.Effect<ReadonlyArray<McpTool>,
 // ---------------------------------------------------------------------------------------------------------------
 // The supervisor.
 
-const makeTransport = (config: McpConfig.ServerConfig, options: Options): Transport =>
+/** Quotes one word for `/bin/bash -c`. */
+const shellQuote = (word: string): string => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, "'\\''")}'`)
+
+/**
+ * For a stdio entry with `"sandbox": true`: the command line wrapped by the sandbox, for `/bin/bash -c` (scoped: the
+ * sandbox's per-command state lives as long as the connection's scope). Fails closed when the sandbox is off or
+ * cannot run: the server is not started unsandboxed.
+ */
+const sandboxedLine = (
+  name: string,
+  config: McpConfig.StdioServer,
+  sandbox: Option.Option<Context.Tag.Service<Sandbox>>,
+  generation: number
+): Effect.Effect<string | undefined, ConnectFailed, Scope.Scope> => {
+  if (config.sandbox !== true) return Effect.succeed(undefined)
+  if (Option.isNone(sandbox) || sandbox.value.availability._tag !== "Ready") {
+    const why = Option.match(sandbox, {
+      onNone: () => "the sandbox is off",
+      onSome: (s) =>
+        s.availability._tag === "Unavailable"
+          ? `the sandbox cannot run here (${s.availability.reasons.join("; ")})`
+          : "the sandbox is off (sandbox.enabled or --sandbox)"
+    })
+    return Effect.fail(new ConnectFailed({ reason: `the entry asks for the sandbox ("sandbox": true), but ${why}` }))
+  }
+  const line = [config.command, ...config.args].map(shellQuote).join(" ")
+  return sandbox.value
+    .wrap(line, { id: `mcp:${name}:${generation}`, commandText: line })
+    .pipe(Effect.mapError((e: SandboxError) => new ConnectFailed({ reason: e.message })))
+}
+
+const makeTransport = (config: McpConfig.ServerConfig, options: Options, wrapped?: string | undefined): Transport =>
   McpConfig.isHttp(config)
     ? new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: { ...config.headers } } })
     : new StdioClientTransport({
-        command: config.command,
-        args: [...config.args],
+        command: wrapped === undefined ? config.command : "/bin/bash",
+        args: wrapped === undefined ? [...config.args] : ["-c", wrapped],
         env: { ...(process.env as Record<string, string>), ...config.env },
         stderr: options.stderr ?? "ignore",
         ...(config.cwd !== undefined ? { cwd: config.cwd } : {})
@@ -149,6 +182,7 @@ export const start = (
   Effect.gen(function* () {
     const registry = yield* ToolRegistry
     const session = yield* Session
+    const sandbox = yield* Effect.serviceOption(Sandbox)
     const approver = yield* Effect.serviceOption(Approver)
     const elicit = McpClientHandlers.elicitorOf(yield* Effect.serviceOption(McpElicitor), approver)
     const sampler = Option.map(
@@ -334,7 +368,8 @@ export const start = (
           )
         )
       })
-      const transport = makeTransport(config, options)
+      const wrapped = McpConfig.isHttp(config) ? undefined : yield* sandboxedLine(name, config, sandbox, generation)
+      const transport = makeTransport(config, options, wrapped)
       const routes = new McpCall.ProgressRoutes()
       routes.tap(transport)
       const close = Effect.promise(() => closeClient(client, transport))

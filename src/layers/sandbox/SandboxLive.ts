@@ -8,7 +8,7 @@
 import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { Effect, Either, Layer, Ref, type Scope } from "effect"
+import { Config, Effect, Either, Layer, Ref, type Scope } from "effect"
 import * as SandboxDomain from "../../domain/Sandbox.js"
 import { Sandbox, SandboxError } from "../../services/Sandbox.js"
 import { Session } from "../../services/Session.js"
@@ -117,6 +117,15 @@ const start = (config: RuntimeConfig, cwd: string): Effect.Effect<Runtime, Reado
     return runtime
   })
 
+/**
+ * The temporary directory the runtime hands sandboxed commands as `TMPDIR` (writable inside the sandbox): its own
+ * default, or `CLAUDE_CODE_TMPDIR` as the runtime reads it. It must exist, or `mktemp` and friends fail inside.
+ */
+const sandboxTmpDir = Config.string("CLAUDE_CODE_TMPDIR").pipe(
+  Config.orElse(() => Config.string("CLAUDE_TMPDIR")),
+  Config.withDefault("/tmp/claude")
+)
+
 /** Builds the service from the settings (and the `--sandbox`/`--no-sandbox` override). */
 export const make = (options: LiveOptions = {}) =>
   Effect.gen(function* () {
@@ -128,6 +137,8 @@ export const make = (options: LiveOptions = {}) =>
     // The state directory is made read-only inside the sandbox; it must exist as a directory first, or the runtime
     // would put an empty file in its place while a command runs.
     yield* Effect.sync(() => Fs.mkdirSync(session.stateDir, { recursive: true })).pipe(Effect.ignore)
+    const tmp = yield* sandboxTmpDir.pipe(Effect.orElseSucceed(() => "/tmp/claude"))
+    yield* Effect.sync(() => Fs.mkdirSync(tmp, { recursive: true })).pipe(Effect.ignore)
     const policy = SandboxPolicy.derive({
       permissions: settings.permissions,
       section: config.section,
@@ -163,7 +174,7 @@ export const make = (options: LiveOptions = {}) =>
           }),
           () => Effect.sync(() => manager.cleanupAfterCommand())
         ),
-      explain: (id, output) =>
+      explain: (id, output, failed) =>
         SandboxNotes.note(
           config,
           policy,
@@ -173,7 +184,8 @@ export const make = (options: LiveOptions = {}) =>
               .getViolationsForCommand(id)
               .map((v) => v.line),
             output
-          )
+          ),
+          failed
         )
     })
   })
@@ -185,6 +197,45 @@ const disabledService = {
   wrap: () => Effect.fail(new SandboxError({ reason: "the sandbox is not running" })),
   explain: () => undefined
 }
+
+/**
+ * The sandbox as far as decisions need it, without starting it: the settings, the policy, and availability from the
+ * runtime's dependency check alone (no proxies, no test command); `wrap` fails. For `armature permissions check`,
+ * which runs nothing.
+ */
+export const makeStatic = (options: LiveOptions = {}) =>
+  Effect.gen(function* () {
+    const settings = yield* Settings
+    const session = yield* Session
+    const config = SandboxDomain.resolve(settings.settings.sandbox, options.enabled)
+    if (!config.enabled) return Sandbox.of({ ...disabledService, config })
+    const cwd = (yield* Ref.get(session.context)).cwd
+    const policy = SandboxPolicy.derive({
+      permissions: settings.permissions,
+      section: config.section,
+      cwd,
+      home: settings.home,
+      protectedDirs: [Path.join(settings.projectDir, ".claude"), session.stateDir]
+    })
+    const reasons = yield* loadRuntime.pipe(
+      Effect.map((runtime) =>
+        runtime.SandboxManager.isSupportedPlatform()
+          ? runtime.SandboxManager.checkDependencies().errors
+          : [`the platform ${process.platform} is not supported`]
+      ),
+      Effect.merge
+    )
+    return Sandbox.of({
+      ...disabledService,
+      config,
+      policy,
+      warnings: policy.warnings,
+      availability: reasons.length === 0 ? { _tag: "Ready" } : { _tag: "Unavailable", reasons }
+    })
+  })
+
+/** `makeStatic` as a layer. Requires Settings and Session. */
+export const layerStatic = (options: LiveOptions = {}) => Layer.effect(Sandbox, makeStatic(options))
 
 /** The sandbox from the settings; `enabled` overrides `sandbox.enabled`. Requires Settings and Session. */
 export const layer = (options: LiveOptions = {}) => Layer.scoped(Sandbox, make(options))

@@ -58,7 +58,9 @@ const list = (items: ReadonlyArray<string>, none: string): string => (items.leng
 export const note = (
   config: SandboxDomain.Config,
   policy: SandboxDomain.Policy,
-  found: Refusals
+  found: Refusals,
+  /** The command failed; for a success, a failed connection that the records do not name is not mentioned. */
+  failed = true
 ): string | undefined => {
   const parts: Array<string> = []
   if (found.paths.length > 0) {
@@ -70,7 +72,7 @@ export const note = (
     parts.push(
       `connecting to ${found.hosts.join(", ")} (allowed hosts: ${list(policy.allowedDomains, "none")}; connections go through the sandbox's proxy)`
     )
-  } else if (found.network) {
+  } else if (found.network && failed) {
     parts.push(
       `a network connection, probably (inside the sandbox there is no network except through its proxy, which allows only ${list(policy.allowedDomains, "no host")})`
     )

@@ -231,10 +231,10 @@ export const make = Effect.gen(function* () {
     })
 
   /** The sandbox's note for a result (what it refused), or the fallback's warning; empty when there is none. */
-  const noteFor = (plan: SandboxDomain.RunPlan, ctx: Tool.ToolContext, output: string): string => {
+  const noteFor = (plan: SandboxDomain.RunPlan, ctx: Tool.ToolContext, output: string, failed: boolean): string => {
     if (plan._tag === "Unsandboxed") return plan.warning ?? ""
     if (plan._tag !== "Sandboxed") return ""
-    return sandbox.explain(ctx.toolUseId, output) ?? ""
+    return sandbox.explain(ctx.toolUseId, output, failed) ?? ""
   }
 
   const isReadOnly = (input: Input): boolean => analyzer.analyze(input.command).readOnly
@@ -328,12 +328,14 @@ export const make = Effect.gen(function* () {
         const exit = finished.value
         const spilled = yield* spill.finish.pipe(Effect.mapError((e) => new ToolFailure({ message: e.message })))
 
+        const failed = exit.code !== 0 && !isLenientExit(input.command, exit.code)
         const note = noteFor(
           plan,
           ctx,
-          `${renderCapture(stderr.snapshot())}\n${renderCapture(stdout.snapshot())}`
+          `${renderCapture(stderr.snapshot())}\n${renderCapture(stdout.snapshot())}`,
+          failed
         ).replace(/^(?=.)/, "\n")
-        if (exit.code !== 0 && !isLenientExit(input.command, exit.code)) {
+        if (failed) {
           const saved = Option.match(spilled.path, {
             onNone: () => "",
             onSome: (p) => `\nFull output (${PersistedOutput.formatSize(spilled.bytes)}) saved to: ${p}`

@@ -35,8 +35,13 @@ const localSettings = (dir: string) =>
   JSON.parse(Fs.readFileSync(Path.join(dir, ".claude", "settings.local.json"), "utf8")) as Record<string, unknown>
 
 /** The client side of `dir`'s .mcp.json, with `approver`, the settings of the project and a notice collector. */
-const clients = <E, R>(dir: string, approver: Layer.Layer<Approver.Approver, E, R>, notices: Array<string>) =>
-  McpClientsLive.layerFromSources({ projectDir: dir, notice: (line) => notices.push(line) }, fast).pipe(
+const clients = <E, R>(
+  dir: string,
+  approver: Layer.Layer<Approver.Approver, E, R>,
+  notices: Array<string>,
+  mcpConfigFiles: ReadonlyArray<string> = []
+) =>
+  McpClientsLive.layerFromSources({ projectDir: dir, notice: (line) => notices.push(line), mcpConfigFiles }, fast).pipe(
     Layer.provide(approver),
     Layer.provideMerge(ToolRegistryLive.layer),
     Layer.provideMerge(SessionLive.layer({ cwd: dir, stateDir: Path.join(dir, ".state") })),
@@ -119,5 +124,20 @@ describe("a project's .mcp.json approved on the terminal", () => {
       expect(notices[0]).toContain('not starting MCP servers "one", "two"')
       expect(localSettings(dir)).toEqual({ model: "kept", disabledMcpjsonServers: ["three"] })
     }).pipe(Effect.provide(clients(dir, Approver.headless, notices)))
+  })
+
+  it.live("a project server replaced by a --mcp-config file is neither asked about nor reported", () => {
+    const dir = project()
+    const extra = Path.join(dir, "extra.json")
+    Fs.writeFileSync(extra, JSON.stringify({ mcpServers: { one: fixtureServer() } }))
+    const notices: Array<string> = []
+    const term = terminal(dir, ["n"])
+    return Effect.gen(function* () {
+      expect(yield* started).toEqual([["one", "connected"]])
+      expect(term.output()).toContain(": two (")
+      expect(term.output()).not.toContain(": one (")
+      expect(localSettings(dir)).toEqual({ model: "kept", disabledMcpjsonServers: ["three", "two"] })
+      expect(notices).toEqual([])
+    }).pipe(Effect.provide(clients(dir, term.layer, notices, [extra])))
   })
 })

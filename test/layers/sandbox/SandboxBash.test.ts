@@ -100,7 +100,7 @@ describe("Bash in the OS sandbox", () => {
     return Effect.gen(function* () {
       const sandbox = yield* Sandbox
       expect(sandbox.availability).toEqual({ _tag: "Ready" })
-      const inside = yield* runOne({ command: "echo data > inside.txt && cat inside.txt" })
+      const inside = yield* runOne({ command: "echo data > inside.txt && cat inside.txt && rm $(mktemp)" })
       expect(inside).toEqual({ text: "data", isError: false })
       expect(Fs.readFileSync(Path.join(project, "inside.txt"), "utf8")).toBe("data\n")
       const refused = yield* runOne({ command: `echo data > ${outside}` })
@@ -195,6 +195,19 @@ describe("Bash in the OS sandbox", () => {
       expect(result.text).toContain("Command timed out after 3000 ms")
       expect(processesWith(`sleep\u0000${marker}`)).toEqual([])
       expect(processesWith(`sleep\u0000${Number(marker) + 1}`)).toEqual([])
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.live("output streams as without the sandbox: a large output is saved whole and previewed", () => {
+    const { layer } = engine({ allow: ["Bash"] })
+    return Effect.gen(function* () {
+      const result = yield* runOne({ command: "seq 1 100000" })
+      expect(result.isError).toBe(false)
+      expect(result.text).toContain("<persisted-output>")
+      const saved = /Full output saved to: (\S+)/.exec(result.text)![1]
+      const lines = Fs.readFileSync(saved, "utf8").trimEnd().split("\n")
+      expect(lines.length).toBe(100_000)
+      expect(lines.at(-1)).toBe("100000")
     }).pipe(Effect.provide(layer))
   })
 

@@ -151,6 +151,10 @@ describe("the note on a result the sandbox caused", () => {
 
   it("says nothing when nothing points at the sandbox; without allowUnsandboxedCommands, offers no retry", () => {
     expect(SandboxNotes.note(config, policy, SandboxNotes.refusals([], "error: no such file"))).toBeUndefined()
+    // A refused connection guessed from the output is mentioned for a failure only.
+    const refused = SandboxNotes.refusals([], "curl: (7) Couldn't connect to server")
+    expect(SandboxNotes.note(config, policy, refused, true)).toContain("a network connection, probably")
+    expect(SandboxNotes.note(config, policy, refused, false)).toBeUndefined()
     const strict = SandboxDomain.resolve({ enabled: true, allowUnsandboxedCommands: false })
     const text = SandboxNotes.note(strict, policy, SandboxNotes.refusals(["deny openat /etc/x"], ""))
     expect(text).toContain("sandbox.allowUnsandboxedCommands is false")
