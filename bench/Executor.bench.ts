@@ -4,6 +4,8 @@
  *   permissions and hooks) against Effect.forEach with concurrency 10 over each batch, as a ratio;
  * - overhead: one batch of 10,000 no-op calls, same comparison;
  *   both sides are timed alternately round by round and medians are reported (the machine may be shared);
+ * - tracing overhead: the batches of 10 with spans on (Effect's default tracer, no exporter) against the tracer
+ *   disabled, as a ratio;
  * - streaming: virtual time (TestClock) of the seed 000 example `[Read a, Read b, Bash, Read c]` when calls start
  *   as the model streams them versus "wait for the full response, then run".
  * Run: node --import tsx bench/Executor.bench.ts
@@ -169,7 +171,38 @@ const streamingVsBatch = Effect.gen(function* () {
   }
 })
 
+/**
+ * The cost of tracing: the same batches of 10 with Effect's tracer on (spans built by the default tracer, no
+ * exporter) and off (`Effect.withTracerEnabled(false)`), timed alternately.
+ */
+const tracingOverhead = Effect.gen(function* () {
+  const batches = 50
+  const size = 10
+  const executor = yield* ToolExecutor
+  const all = Array.from({ length: batches }, (_, b) =>
+    Array.from({ length: size }, (_, i) => call(`t${b}c${i}`, "Read", 0))
+  )
+  const run = Effect.forEach(all, (batch) => executor.runBatchCollect(batch), { discard: true })
+  const result = yield* compare(
+    "tracing-overhead (5,000 calls in batches of 10: spans on vs tracer disabled)",
+    batches * size,
+    10,
+    run.pipe(Effect.withSpan("bench")),
+    run.pipe(Effect.withTracerEnabled(false))
+  )
+  return {
+    name: result.name,
+    calls_per_round: result.calls_per_round,
+    rounds: result.rounds,
+    spans_on_us_per_call: result.executor_us_per_call,
+    spans_off_us_per_call: result.forEach_us_per_call,
+    ratio: result.ratio,
+    ratio_of_fastest: result.ratio_of_fastest
+  }
+})
+
 const main = Effect.gen(function* () {
+  console.log(JSON.stringify(yield* tracingOverhead))
   console.log(JSON.stringify(yield* batchedOverhead))
   console.log(JSON.stringify(yield* overhead))
   console.log(JSON.stringify(yield* streamingVsBatch.pipe(Effect.provide(TestContext.TestContext))))

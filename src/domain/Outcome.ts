@@ -19,7 +19,32 @@ export interface Outcome {
   readonly modifier: Tool.ContextModifier | undefined
   /** True when the tool itself ran and failed (a failure, a defect or a timeout): the cause of a cascade. */
   readonly executionFailed: boolean
+  /** Who refused the call, when it was refused (for spans and metrics; the content says why). */
+  readonly denied?: DenialReason | undefined
+  /** Why the call was cancelled, when the engine cancelled it (for spans and metrics). */
+  readonly cancelled?: CancelCause | undefined
 }
+
+/** Who refused a call: a permission rule or mode, a PreToolUse or PermissionRequest hook, or the approver. */
+export type DenialReason = "policy" | "pre_tool_use_hook" | "permission_request_hook" | "approver"
+
+/** Why the engine cancelled a call: a sibling's failure, the user's interrupt, an abort, or a discarded turn. */
+export type CancelCause = "sibling_error" | "user_interrupt" | "abort" | "discard"
+
+/** How a call ended, in one word: the colour of its bar and the `armature.outcome` of its span. */
+export type OutcomeKind = "ok" | "error" | "denied" | "cancelled" | "interrupted"
+
+/** The kind of a finished call. */
+export const kindOf = (outcome: Outcome): OutcomeKind =>
+  !outcome.isError
+    ? "ok"
+    : outcome.cancelled === "sibling_error"
+      ? "cancelled"
+      : outcome.cancelled !== undefined
+        ? "interrupted"
+        : outcome.denied !== undefined
+          ? "denied"
+          : "error"
 
 /** An error result for a call that did not run (or whose run does not count as a failure). */
 export const errorOutcome = (content: string): Outcome => ({
@@ -39,7 +64,16 @@ export const toolUseError = (text: string): string =>
   text.startsWith("<tool_use_error>") ? text : `<tool_use_error>${text}</tool_use_error>`
 
 /** A refusal: permission denied, hook block, approval rejected. An error for this call alone. */
-export const refused = (text: string): Outcome => errorOutcome(toolUseError(text))
+export const refused = (text: string, by: DenialReason): Outcome => ({
+  ...errorOutcome(toolUseError(text)),
+  denied: by
+})
+
+/** An error result for a call the engine cancelled. */
+export const cancelledOutcome = (content: string, cause: CancelCause): Outcome => ({
+  ...errorOutcome(content),
+  cancelled: cause
+})
 
 /** The text of a tool's expected failure: its message, then stderr, then stdout. */
 export const failureText = (failure: ToolFailure): string =>

@@ -5,10 +5,14 @@ import * as Fs from "node:fs"
 import * as Readline from "node:readline"
 import { Args, Command, Options } from "@effect/cli"
 import { Clock, Console, Deferred, Effect, Option, Stream } from "effect"
-import { contentText } from "../domain/Blocks.js"
+import { contentText, type ToolUse } from "../domain/Blocks.js"
 import { InvalidInputError } from "../domain/Errors.js"
-import type { ExecutorEvent, ResultEvent } from "../domain/ExecutorEvent.js"
+import { type ExecutorEvent, type ResultEvent, toToolResult } from "../domain/ExecutorEvent.js"
+import * as CallLog from "../layers/observability/CallLog.js"
+import * as OtlpExport from "../layers/observability/OtlpExport.js"
+import { Session } from "../services/Session.js"
 import { makeControl, ToolExecutor } from "../services/ToolExecutor.js"
+import * as Audit from "./Audit.js"
 import { parseLines } from "./ExecInput.js"
 import * as ExitCode from "./ExitCode.js"
 import { type EngineOptions, engineLayer, engineOptions, mcpReady, resultOptions, stderrLogger } from "./Runtime.js"
@@ -185,9 +189,23 @@ const resultWidth = (wide: boolean, results: ReadonlyArray<ResultEvent>, names: 
  * summary). On SIGINT/SIGTERM the calls in flight are interrupted, each gets its result, the summary names the
  * signal and the exit status is 130/143.
  */
-export const exec = (source: string, output: "text" | "json" | "stream-json", wide = false) =>
+/** Where `exec` writes its audit trail: a transcript (JSON Lines) and a timeline page, each when asked for. */
+export interface AuditOptions {
+  readonly transcript: Option.Option<string>
+  readonly timeline: Option.Option<string>
+  readonly audit: Audit.Audit
+}
+
+export const exec = (source: string, output: "text" | "json" | "stream-json", wide = false, audit?: AuditOptions) =>
   Effect.gen(function* () {
     const executor = yield* ToolExecutor
+    const sessionId = (yield* Session).id
+    const log = audit?.audit
+    if (log !== undefined) log.sessionId = sessionId
+    if (log !== undefined && audit !== undefined && Option.isSome(audit.transcript)) {
+      log.sink = yield* Audit.fileSink(audit.transcript.value, sessionId)
+    }
+    const uses: Array<ToolUse> = []
     const control = yield* makeControl
     const received = yield* onSignals(control)
     yield* mcpReady
@@ -199,12 +217,19 @@ export const exec = (source: string, output: "text" | "json" | "stream-json", wi
     const startedAt = yield* Clock.currentTimeMillis
     const calls = parseLines(inputLines(source)).pipe(
       Stream.interruptWhen(Deferred.await(control.interrupted)),
-      Stream.tap((use) => Effect.sync(() => names.set(use.id, use.name)))
+      Stream.tap((use) =>
+        Effect.sync(() => {
+          names.set(use.id, use.name)
+          uses.push({ type: "tool_use", id: use.id, name: use.name, input: use.input })
+        })
+      )
     )
     const failure = yield* executor.execute(calls, { control }).pipe(
       Stream.runForEach((event) =>
         Effect.suspend(() => {
           tally.see(event)
+          const record = log === undefined ? undefined : CallLog.stateRecord(event, startedAt)
+          const logged = record === undefined || log === undefined ? Effect.void : Audit.add(log, record)
           if (event.type === "state") {
             const t = timings.get(event.tool_use_id) ?? {}
             if (event.state === "executing") t.start = event.t_ms
@@ -223,10 +248,10 @@ export const exec = (source: string, output: "text" | "json" | "stream-json", wi
                     t_ms: event.t_ms
                   }
                 : event
-            return Console.log(JSON.stringify(line))
+            return Effect.zipRight(logged, Console.log(JSON.stringify(line)))
           }
           if (output === "text") live.see(event)
-          return Effect.void
+          return logged
         })
       ),
       Effect.flip,
@@ -235,6 +260,9 @@ export const exec = (source: string, output: "text" | "json" | "stream-json", wi
     const wall = (yield* Clock.currentTimeMillis) - startedAt
     const signal = received()
     const summary = tally.summary(wall, signal)
+    if (log !== undefined && audit !== undefined) {
+      yield* finishAudit(log, audit, uses, collected, summary)
+    }
     const table = () => textTable(collected, names, timings, resultWidth(wide, collected, names))
     if (Option.isSome(failure)) {
       live.clear()
@@ -275,6 +303,24 @@ export const exec = (source: string, output: "text" | "json" | "stream-json", wi
     }
   }).pipe(Effect.scoped)
 
+/** The calls and results as the assistant and user messages `run` records, the summary, then the timeline page. */
+const finishAudit = (
+  log: Audit.Audit,
+  options: AuditOptions,
+  uses: ReadonlyArray<ToolUse>,
+  results: ReadonlyArray<ResultEvent>,
+  summary: Summary
+) =>
+  Effect.gen(function* () {
+    yield* Audit.add(log, { type: "assistant", message: { role: "assistant", content: uses } })
+    const content = results.map((r) => toToolResult(r))
+    yield* Audit.add(log, { type: "user", message: { role: "user", content } })
+    yield* Audit.add(log, summary)
+    if (Option.isSome(options.timeline)) {
+      yield* Audit.writeTimeline(options.timeline.value, log.entries, `armature exec — ${uses.length} calls`)
+    }
+  })
+
 const source = Args.text({ name: "FILE" }).pipe(
   Args.withDescription("A JSON array of tool_use blocks, an assistant message, or JSON Lines; - for stdin"),
   Args.withDefault("-")
@@ -291,16 +337,43 @@ const output = Options.choice("output", ["text", "json", "stream-json"]).pipe(
   Options.withDefault("text" as const)
 )
 
+const transcript = Options.text("transcript").pipe(
+  Options.withDescription(
+    "Write an audit trail as JSON Lines: state changes, permission decisions with their traces, the calls and results"
+  ),
+  Options.optional
+)
+
+/** `--timeline FILE.html` of `exec` and `run`. */
+export const timeline = Options.text("timeline").pipe(
+  Options.withDescription("Write a self-contained HTML picture of the calls over time (queued, executing, outcome)"),
+  Options.optional
+)
+
 /** `armature exec`. */
-export const command = Command.make("exec", { source, output, wide, ...resultOptions, ...engineOptions }, (args) =>
-  exec(args.source, args.output, args.wide).pipe(
-    // calls read from stdin leave no terminal to ask on: asks are then answered headlessly
-    Effect.provide(
-      engineLayer(args as EngineOptions, { approver: args.source === "-" ? "headless" : "auto", results: args })
-    ),
-    ExitCode.onInvalidInput,
-    Effect.provide(stderrLogger)
-  )
+export const command = Command.make(
+  "exec",
+  { source, output, wide, transcript, timeline, ...resultOptions, ...engineOptions },
+  (args) => {
+    const audit =
+      Option.isSome(args.transcript) || Option.isSome(args.timeline)
+        ? { transcript: args.transcript, timeline: args.timeline, audit: Audit.make() }
+        : undefined
+    return exec(args.source, args.output, args.wide, audit).pipe(
+      // calls read from stdin leave no terminal to ask on: asks are then answered headlessly
+      Effect.provide(
+        engineLayer(args as EngineOptions, {
+          approver: args.source === "-" ? "headless" : "auto",
+          results: args,
+          onDecision: audit === undefined ? undefined : Audit.onDecision(audit.audit)
+        })
+      ),
+      // spans and metrics over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set (flushed when the command ends)
+      Effect.provide(OtlpExport.layerFromEnv()),
+      ExitCode.onInvalidInput,
+      Effect.provide(stderrLogger)
+    )
+  }
 ).pipe(
   Command.withDescription(
     "Run tool calls through the permission pipeline, hooks and the streaming executor; stdin lines start as they arrive"

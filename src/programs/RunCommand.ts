@@ -4,10 +4,13 @@
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { Args, Command, Options } from "@effect/cli"
-import { Console, Effect, Option, Stream } from "effect"
+import { Clock, Console, Effect, Option, Stream } from "effect"
 import { contentText } from "../domain/Blocks.js"
 import { InvalidInputError } from "../domain/Errors.js"
+import type { ExecutorEvent } from "../domain/ExecutorEvent.js"
+import type { PermissionDecision } from "../domain/Permission.js"
 import * as AgentLoop from "../layers/agent/AgentLoop.js"
+import * as OtlpExport from "../layers/observability/OtlpExport.js"
 import {
   type AssistantContent,
   defaultMaxTokens,
@@ -18,7 +21,11 @@ import {
   type RetryPolicy,
   type UserContent
 } from "../services/LanguageModel.js"
+import type { PermissionRequest } from "../services/PermissionPolicy.js"
+import { Session } from "../services/Session.js"
 import { Settings } from "../services/Settings.js"
+import { Transcript } from "../services/Transcript.js"
+import * as Audit from "./Audit.js"
 import * as ExitCode from "./ExitCode.js"
 import { type EngineOptions, engineLayer, engineOptions, type ResultOptions, resultOptions } from "./Runtime.js"
 import * as Signals from "./Signals.js"
@@ -38,6 +45,7 @@ export interface RunArgs extends EngineOptions {
   readonly output: OutputFormat
   readonly resume: Option.Option<string>
   readonly toolLoading: ToolLoading.ToolLoading
+  readonly timeline: Option.Option<string>
 }
 
 /**
@@ -50,7 +58,8 @@ export const runLayer = (
   sessionId: string | undefined,
   retry?: RetryPolicy,
   results?: ResultOptions,
-  model?: string | undefined
+  model?: string | undefined,
+  onDecision?: (request: PermissionRequest, decision: PermissionDecision) => Effect.Effect<void>
 ) =>
   engineLayer(options, {
     sessionId,
@@ -58,7 +67,8 @@ export const runLayer = (
     transcript: true,
     modelRetry: retry,
     results,
-    samplingModel: model
+    samplingModel: model,
+    onDecision
   })
 
 /**
@@ -143,9 +153,43 @@ export const modelOf = (flag: Option.Option<string>, fromSettings?: string): str
     return configured !== undefined && configured !== "" ? configured : defaultModel
   })
 
-/** Runs `armature run` and prints its output; a failed result sets exit status 1. */
-export const runAgent = (args: RunArgs) =>
+/**
+ * Records the call log of a run (state changes, decisions, the model's stream) in its transcript and in `audit`,
+ * which also keeps the messages, for the timeline.
+ */
+const recorder = (audit: Audit.Audit) =>
   Effect.gen(function* () {
+    const transcript = yield* Transcript
+    audit.sessionId = (yield* Session).id
+    audit.sink = (line) => Effect.ignore(transcript.append(line))
+    const now = Clock.currentTimeMillis
+    return {
+      onEvent: (event: AgentLoop.AgentEvent) =>
+        event.type === "assistant" || event.type === "user" ? Audit.keep(audit, event) : Effect.void,
+      onExecutorEvent: (event: ExecutorEvent) =>
+        event.type === "state"
+          ? Effect.flatMap(now, (at) =>
+              Audit.add(audit, { type: "tool_state", tool_use_id: event.tool_use_id, state: event.state, at })
+            )
+          : Effect.void,
+      onModelEvent: (event: ModelEvent) =>
+        event.type === "message_start" || event.type === "message_stop"
+          ? Effect.flatMap(now, (at) =>
+              Audit.add(audit, {
+                type: "model_stream",
+                phase: event.type === "message_start" ? "start" : "end",
+                model: event.type === "message_start" ? event.model : "",
+                at
+              })
+            )
+          : Effect.void
+    }
+  })
+
+/** Runs `armature run` and prints its output; a failed result sets exit status 1. */
+export const runAgent = (args: RunArgs, audit: Audit.Audit = Audit.make()) =>
+  Effect.gen(function* () {
+    const record = yield* recorder(audit)
     const interrupts = yield* sigints
     const settings = yield* Settings
     yield* ToolLoading.preload(args.toolLoading, args.prompt)
@@ -158,9 +202,13 @@ export const runAgent = (args: RunArgs) =>
       interrupts,
       // stream-json: each content block as it completes, as claude -p --output-format stream-json --verbose
       assistantEvents: args.output === "stream-json" ? "block" : "message",
-      onEvent: printer(args.output),
-      onModelEvent: modelPrinter(args.output)
+      onEvent: (event) => Effect.zipRight(record.onEvent(event), printer(args.output)(event)),
+      onModelEvent: (event) => Effect.zipRight(record.onModelEvent(event), modelPrinter(args.output)(event)),
+      onExecutorEvent: record.onExecutorEvent
     })
+    if (Option.isSome(args.timeline)) {
+      yield* Audit.writeTimeline(args.timeline.value, audit.entries, `armature run — session ${result.session_id}`)
+    }
     if (args.output === "json") yield* Console.log(JSON.stringify(result, null, 2))
     if (args.output === "text") {
       if (result.is_error) yield* Console.error(`armature: ${result.result}`)
@@ -240,6 +288,12 @@ const runOptions = {
   resume: Options.text("resume").pipe(
     Options.withDescription("Continue the session with this id (its transcript is reloaded)"),
     Options.optional
+  ),
+  timeline: Options.text("timeline").pipe(
+    Options.withDescription(
+      "Write a self-contained HTML picture of each turn: the model's stream and the calls over time, by outcome"
+    ),
+    Options.optional
   )
 }
 
@@ -255,16 +309,20 @@ export const command = Command.make("run", { prompt, ...runOptions, ...resultOpt
     const text = yield* readPrompt(args.prompt)
     const runArgs: RunArgs = { ...(args as Omit<RunArgs, "prompt">), prompt: text }
     yield* checkResume(runArgs)
-    yield* runAgent(runArgs).pipe(
+    const audit = Audit.make()
+    yield* runAgent(runArgs, audit).pipe(
       Effect.provide(
         runLayer(
           args as EngineOptions,
           Option.getOrUndefined(args.resume),
           retryOf(args.maxRetries),
           args,
-          modelOf(args.model)
+          modelOf(args.model),
+          Audit.onDecision(audit)
         )
-      )
+      ),
+      // spans and metrics over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set (flushed when the run ends)
+      Effect.provide(OtlpExport.layerFromEnv())
     )
   }).pipe(ExitCode.onInvalidInput)
 ).pipe(

@@ -7,8 +7,10 @@ import { Options } from "@effect/cli"
 import { NodeContext } from "@effect/platform-node"
 import { Effect, Layer, Logger, Option } from "effect"
 import * as Armature from "../Armature.js"
-import { permissionModes } from "../domain/Permission.js"
+import { type PermissionDecision, permissionModes } from "../domain/Permission.js"
 import type { SettingSourceKind } from "../domain/Settings.js"
+import * as CallLog from "../layers/observability/CallLog.js"
+import * as RulePermissionPolicy from "../layers/permissions/RulePermissionPolicy.js"
 import * as TerminalApprover from "../layers/permissions/TerminalApprover.js"
 import * as ToolRegistryLive from "../layers/registry/ToolRegistryLive.js"
 import * as FsResultStore from "../layers/results/FsResultStore.js"
@@ -19,6 +21,7 @@ import * as TreeSitterShellAnalyzer from "../layers/shell/TreeSitterShellAnalyze
 import * as BuiltinTools from "../layers/tools/index.js"
 import type { RetryPolicy } from "../services/LanguageModel.js"
 import { McpClients } from "../services/McpClients.js"
+import type { PermissionRequest } from "../services/PermissionPolicy.js"
 import type { Sandbox } from "../services/Sandbox.js"
 import * as SandboxPort from "../services/Sandbox.js"
 import * as Summarizer from "../services/Summarizer.js"
@@ -143,6 +146,8 @@ export interface EngineExtras {
   readonly samplingModel?: string | undefined
   /** How large results are shown and whether read-only results are cached (`--result-strategy`, `--result-cache`). */
   readonly results?: ResultOptions | undefined
+  /** Told every permission decision (`--transcript`, `--timeline`); the decisions themselves are unchanged. */
+  readonly onDecision?: ((request: PermissionRequest, decision: PermissionDecision) => Effect.Effect<void>) | undefined
 }
 
 /** The result store of a strategy: files with a preview, or files with head, tail and a statistics summary. */
@@ -184,8 +189,14 @@ export const engineLayer = (options: EngineOptions, extras: EngineExtras = {}) =
         transcript: extras.transcript,
         modelRetry: extras.modelRetry,
         resultStore: resultStoreOf(extras.results?.resultStrategy),
-        overrides:
-          extras.results?.resultCache === true ? { resultCache: ResultCacheLive.layer({ tools: cachedTools }) } : {}
+        overrides: {
+          ...(extras.results?.resultCache === true
+            ? { resultCache: ResultCacheLive.layer({ tools: cachedTools }) }
+            : {}),
+          ...(extras.onDecision === undefined
+            ? {}
+            : { policy: CallLog.recordingPolicy(RulePermissionPolicy.layer, extras.onDecision) })
+        }
       })
     )
   )

@@ -8,6 +8,7 @@ import * as McpCommand from "./McpCommand.js"
 import * as PermissionsCommand from "./PermissionsCommand.js"
 import * as RunCommand from "./RunCommand.js"
 import * as SandboxCommand from "./SandboxCommand.js"
+import * as TimelineCommand from "./TimelineCommand.js"
 import * as ToolsCommand from "./ToolsCommand.js"
 
 const commands = [
@@ -16,7 +17,8 @@ const commands = [
   ["permissions", PermissionsCommand.command],
   ["run", RunCommand.command],
   ["mcp", McpCommand.command],
-  ["sandbox", SandboxCommand.command]
+  ["sandbox", SandboxCommand.command],
+  ["timeline", TimelineCommand.command]
 ] as const
 
 /** The root command. */
@@ -28,7 +30,8 @@ export const root = Command.make("armature").pipe(
     PermissionsCommand.command,
     RunCommand.command,
     McpCommand.command,
-    SandboxCommand.command
+    SandboxCommand.command,
+    TimelineCommand.command
   ])
 )
 

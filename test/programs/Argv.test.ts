@@ -17,6 +17,7 @@ describe("Argv.commandTable", () => {
       "permissions check",
       "run",
       "sandbox check",
+      "timeline",
       "tools list",
       "tools schema",
       "tools search"
@@ -28,6 +29,8 @@ describe("Argv.commandTable", () => {
     expect(table.flags.get("tools list")?.get("--json")?.kind).toBe("boolean")
     expect(exec.get("--sandbox")?.kind).toBe("boolean")
     expect(exec.get("--no-sandbox")?.kind).toBe("boolean")
+    expect(exec.get("--timeline")?.kind).toBe("value")
+    expect(table.flags.get("timeline")?.get("-o")?.kind).toBe("value")
   })
 })
 

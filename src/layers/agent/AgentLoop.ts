@@ -14,6 +14,7 @@ import * as DeferredTools from "../../domain/DeferredTools.js"
 import * as Texts from "../../domain/Texts.js"
 import { addUsage, type Message, type ModelRequest } from "../../services/LanguageModel.js"
 import { messagesOf } from "../../services/Transcript.js"
+import * as Spans from "../observability/Spans.js"
 import { type RunOptions, type RunResult, resultEvent } from "./AgentEvent.js"
 import { requestTools, systemPrompt, textOf, toolUsesOf } from "./Prompt.js"
 import * as RunContext from "./RunContext.js"
@@ -125,8 +126,13 @@ const endOfTurn = (
     return yield* run.finish("success", textOf(outcome.content), outcome.stopReason)
   })
 
-/** Runs the agent loop to its end and returns the result line. */
+/** Runs the agent loop to its end and returns the result line, in an `invoke_agent` span. */
 export const run = (options: RunOptions) =>
+  Spans.spanWith(Spans.names.agent, Spans.agentAttributes(options.model), (span) =>
+    Effect.tap(loop(options), (result) => Spans.annotateRun(span, result))
+  )
+
+const loop = (options: RunOptions) =>
   Effect.gen(function* () {
     const context = yield* RunContext.make(options)
     const { tally, transcript } = context

@@ -20,6 +20,8 @@ import {
 } from "../../services/LanguageModel.js"
 import { type Control, makeControl } from "../../services/ToolExecutor.js"
 import type { TranscriptError } from "../../services/Transcript.js"
+import * as Metrics from "../observability/Metrics.js"
+import * as Spans from "../observability/Spans.js"
 import { resultEvent } from "./AgentEvent.js"
 import type { RunContext } from "./RunContext.js"
 import * as Salvage from "./Salvage.js"
@@ -160,29 +162,40 @@ const attempt = (run: RunContext, salvage: Salvage.Salvage, request: ModelReques
         }
         return Effect.asVoid(executor.calls.offer(call))
       })
-    const streamed = yield* run.model.stream(request).pipe(
-      Stream.interruptWhen(Deferred.await(run.interrupted)),
-      Stream.runForEach((event) => {
-        const act = run.onModelEvent(event)
-        switch (event.type) {
-          case "message_start":
-            turnUsage = event.usage
-            messageId = event.id
-            return act
-          case "content_block": {
-            blocks.set(event.index, event.block)
-            const reported = Effect.zipRight(act, reportBlock(event.block))
-            return event.block.type === "tool_use" ? Effect.zipRight(reported, feed(event.block as ToolUse)) : reported
-          }
-          case "message_delta":
-            stopReason = event.stopReason
-            turnUsage = event.usage
-            return act
-          default:
-            return act
-        }
-      }),
-      Effect.either
+    const streamed = yield* Spans.spanWith(
+      Spans.names.chat(run.modelName),
+      Spans.chatAttributes(run.modelName),
+      (span) =>
+        run.model.stream(request).pipe(
+          Stream.interruptWhen(Deferred.await(run.interrupted)),
+          Stream.runForEach((event) => {
+            const act = run.onModelEvent(event)
+            switch (event.type) {
+              case "message_start":
+                turnUsage = event.usage
+                messageId = event.id
+                return act
+              case "content_block": {
+                blocks.set(event.index, event.block)
+                const reported = Effect.zipRight(act, reportBlock(event.block))
+                return event.block.type === "tool_use"
+                  ? Effect.zipRight(reported, feed(event.block as ToolUse))
+                  : reported
+              }
+              case "message_delta":
+                stopReason = event.stopReason
+                turnUsage = event.usage
+                return act
+              default:
+                return act
+            }
+          }),
+          Effect.tap(() => {
+            Spans.annotateUsage(span, turnUsage, stopReason)
+            return Metrics.recordUsage(run.modelName, turnUsage)
+          }),
+          Effect.either
+        )
     )
     if (streamed._tag === "Left") {
       // The stream broke: discard this executor; keep what it already yielded for the retry.

@@ -31,6 +31,7 @@ import type { PermissionPolicy, PermissionRequest } from "../../services/Permiss
 import { none as noResultCache, type ResultCache } from "../../services/ResultCache.js"
 import type { ResultStore } from "../../services/ResultStore.js"
 import type { Session } from "../../services/Session.js"
+import * as Spans from "../observability/Spans.js"
 
 /** The services a call goes through. */
 export interface Services {
@@ -121,13 +122,16 @@ export const permit = (
   request: PermissionRequest,
   hookInputFor: (event: HookEvent, input: unknown, extra?: Record<string, unknown>) => HookInput
 ): Effect.Effect<Step> =>
-  Effect.flatMap(services.policy.decide(request), (decision) => {
-    if (decision.behavior === "deny") return Effect.succeed(stop(refused(decision.message)))
-    if (decision.behavior !== "ask") return Effect.succeed(proceed(request.input))
-    return ask(services, request, decision, hookInputFor)
-  })
+  Spans.spanWith(Spans.names.permission, undefined, (span) =>
+    Effect.flatMap(services.policy.decide(request), (decision) => {
+      Spans.annotateDecision(span, decision)
+      if (decision.behavior === "deny") return Effect.succeed(stop(refused(decision.message, "policy")))
+      if (decision.behavior !== "ask") return Effect.succeed(proceed(request.input))
+      return ask(services, request, decision, hookInputFor)
+    })
+  )
 
-/** The PermissionRequest hooks, then the approver, for a decision that asks. */
+/** The PermissionRequest hooks, then the approver (its wait in a span of its own), for a decision that asks. */
 const ask = (
   services: Services,
   request: PermissionRequest,
@@ -138,11 +142,17 @@ const ask = (
     const asked = yield* runIfAny(services.hooks, "PermissionRequest", () =>
       hookInputFor("PermissionRequest", request.input, { permission_suggestions: [] })
     )
-    if (asked.decision === "deny") return stop(refused(asked.reason ?? decision.message))
+    if (asked.decision === "deny") return stop(refused(asked.reason ?? decision.message, "permission_request_hook"))
     if (asked.decision === "allow") return replaceInput(request.tool, request.input, asked.updatedInput)
-    const approval = yield* services.approver.approve(request, decision)
+    const approval = yield* services.approver
+      .approve(request, decision)
+      .pipe(Spans.span(Spans.names.approval, { "gen_ai.tool.call.id": request.toolUseId }))
     if (approval._tag === "Rejected") {
-      return stop(approval.message === Texts.rejected ? errorOutcome(approval.message) : refused(approval.message))
+      return stop(
+        approval.message === Texts.rejected
+          ? { ...errorOutcome(approval.message), denied: "approver" }
+          : refused(approval.message, "approver")
+      )
     }
     return replaceInput(request.tool, request.input, approval.updatedInput)
   })
@@ -168,10 +178,11 @@ export const invoke = (
   input: unknown,
   ctx: Tool.ToolContext
 ): Effect.Effect<Invocation> => {
+  const body = Spans.span(Spans.names.body)(tool.call(input, ctx))
   const called = Option.isNone(tool.timeout)
-    ? Effect.map(tool.call(input, ctx), returned)
+    ? Effect.map(body, returned)
     : Effect.map(
-        Effect.timeoutOption(tool.call(input, ctx), tool.timeout.value),
+        Effect.timeoutOption(body, tool.timeout.value),
         Option.match({ onNone: () => timedOut, onSome: returned })
       )
   const settled = Effect.catchAllCause(called, failed)
@@ -324,7 +335,9 @@ export const make = (services: Services) => {
     const { call: block, tool, input } = r.started
     return Effect.flatMap(r.hooks("PreToolUse", input), (pre) => {
       if (pre.decision === "deny") {
-        return succeed(refused(Texts.preToolUseBlocked(tool.name, pre.reason ?? "blocked by hook")))
+        return succeed(
+          refused(Texts.preToolUseBlocked(tool.name, pre.reason ?? "blocked by hook"), "pre_tool_use_hook")
+        )
       }
       const updated = replaceInput(tool, input, pre.updatedInput)
       if (updated._tag === "Stop") return succeed(updated.outcome)

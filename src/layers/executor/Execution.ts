@@ -28,11 +28,14 @@ import { makeStreamCheck } from "../../domain/CallGraph.js"
 import { discoveredToolsKey } from "../../domain/DeferredTools.js"
 import type { DependencyCycleError, InvalidInputError } from "../../domain/Errors.js"
 import type { ExecutorEvent, ToolCall } from "../../domain/ExecutorEvent.js"
-import type { Outcome } from "../../domain/Outcome.js"
+import { cancelledOutcome, type Outcome } from "../../domain/Outcome.js"
+import * as Texts from "../../domain/Texts.js"
 import type * as Tool from "../../domain/Tool.js"
 import type { Session } from "../../services/Session.js"
 import type { CancellationPolicy, Control } from "../../services/ToolExecutor.js"
 import type { ToolRegistry } from "../../services/ToolRegistry.js"
+import * as Metrics from "../observability/Metrics.js"
+import * as Spans from "../observability/Spans.js"
 import type * as CallPipeline from "./CallPipeline.js"
 import * as ExecutionState from "./ExecutionState.js"
 
@@ -147,13 +150,14 @@ export const run = <E>(
           })
       }
       const pipeline = env.pipeline.run({ call: entry.call, tool: entry.tool!, input: entry.input }, links)
+      const traced = entry.span === undefined ? pipeline : Effect.withParentSpan(pipeline, entry.span)
       // The planner starts a call only when its permits are free, so they are taken at once (`withPermits` would
       // always pass through the scheduler first); waiting for them stays as the fallback should they not be.
       return semaphore
-        .withPermitsIfAvailable(permits)(pipeline)
+        .withPermitsIfAvailable(permits)(traced)
         .pipe(
           Effect.flatMap((outcome) =>
-            Option.isSome(outcome) ? Effect.succeed(outcome.value) : semaphore.withPermits(permits)(pipeline)
+            Option.isSome(outcome) ? Effect.succeed(outcome.value) : semaphore.withPermits(permits)(traced)
           ),
           Effect.interruptible
         )
@@ -168,19 +172,13 @@ export const run = <E>(
     const carryOut = (runtime: Runtime.Runtime<never>, commands: ExecutionState.Commands): Effect.Effect<void> => {
       const rest = () => {
         if (commands.events.length > 0) sink.emit(commands.events)
-        for (const entry of commands.start) {
-          const slot: { ran: Outcome | undefined } = { ran: undefined }
-          const fiber = Runtime.runFork(runtime, callFiber(entry, slot))
-          // told at once if the call already ended; the inbox is unbounded, so the offer always succeeds
-          fiber.addObserver((exit) => {
-            inbox.unsafeOffer({ _tag: "Exited", entry, exit, ran: slot.ran })
-          })
-          FiberSet.unsafeAdd(fibers, fiber)
-          if (entry.status === "executing") entry.fiber = fiber
+        const steps: Array<Effect.Effect<void>> = []
+        for (const entry of commands.start) steps.push(startCall(runtime, entry))
+        for (const entry of commands.completed) steps.push(endSpan(entry))
+        if (commands.interrupt.length > 0) {
+          steps.push(Effect.forEach(commands.interrupt, Fiber.interruptFork, { discard: true }))
         }
-        return commands.interrupt.length === 0
-          ? Effect.void
-          : Effect.forEach(commands.interrupt, Fiber.interruptFork, { discard: true })
+        return steps.length === 0 ? Effect.void : Effect.all(steps, { discard: true })
       }
       const { modifiers } = commands
       return modifiers.length === 0
@@ -190,6 +188,54 @@ export const run = <E>(
             Effect.suspend(rest)
           )
     }
+
+    /** Opens a call's `execute_tool` span and starts its fiber with the owner's runtime; its exit goes to the inbox. */
+    const startCall = (runtime: Runtime.Runtime<never>, entry: ExecutionState.Entry) => {
+      const startedAt = now()
+      entry.startedAt = startedAt
+      Metrics.callStarted(entry.call.name, startedAt - entry.queuedAt)
+      return Effect.map(
+        Spans.startTool(entry.tool, entry.call.name, entry.call.id, startedAt - entry.queuedAt),
+        (span) => {
+          entry.span = span
+          const slot: { ran: Outcome | undefined } = { ran: undefined }
+          const fiber = Runtime.runFork(runtime, callFiber(entry, slot))
+          // told at once if the call already ended; the inbox is unbounded, so the offer always succeeds
+          fiber.addObserver((exit) => {
+            inbox.unsafeOffer({ _tag: "Exited", entry, exit, ran: slot.ran })
+          })
+          FiberSet.unsafeAdd(fibers, fiber)
+          if (entry.status === "executing") entry.fiber = fiber
+        }
+      )
+    }
+
+    /** Ends a completed call's `execute_tool` span; a call that never started gets an instant one. */
+    const endSpan = (entry: ExecutionState.Entry) =>
+      Effect.suspend(() => {
+        const outcome = entry.outcome!
+        Metrics.callEnded(entry.call.name, outcome, entry.startedAt === undefined ? undefined : now() - entry.startedAt)
+        // the span is let go once ended, like the call's fiber
+        if (entry.span !== undefined) {
+          Spans.endTool(entry.span, outcome, clock.unsafeCurrentTimeNanos())
+          entry.span = undefined
+          return Effect.void
+        }
+        return Effect.map(Spans.startTool(entry.tool, entry.call.name, entry.call.id, undefined), (span) =>
+          Spans.endTool(span, outcome, clock.unsafeCurrentTimeNanos())
+        )
+      })
+
+    /** Ends the spans of calls a discard cut short. */
+    const endDiscarded = Effect.sync(() => {
+      for (const entry of state.entries) {
+        if (entry.startedAt !== undefined && entry.outcome === undefined) {
+          const outcome = cancelledOutcome(Texts.rejected, "discard")
+          Metrics.callEnded(entry.call.name, outcome, now() - entry.startedAt)
+          if (entry.span !== undefined) Spans.endTool(entry.span, outcome, clock.unsafeCurrentTimeNanos())
+        }
+      }
+    })
 
     /** Applies one message; false when the execution was discarded. */
     const apply = (message: Message<Failure<E>>, failure: { cause: Option.Option<Cause.Cause<Failure<E>>> }) => {
@@ -224,6 +270,7 @@ export const run = <E>(
             if (!apply(message, failure)) {
               // nothing more is yielded: running calls are interrupted, queued ones never start
               yield* FiberSet.clear(fibers)
+              yield* endDiscarded
               return yield* sink.discard
             }
           }

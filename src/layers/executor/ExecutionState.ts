@@ -4,11 +4,11 @@
  * abort, input end) and then `settle`s: dependencies, admission by the pure planner, results in request order.
  * Transitions only change this record and list what the owner must do next (`Commands`): no effects run here.
  */
-import { Cause, Either, Exit, type Fiber } from "effect"
+import { Cause, Either, Exit, type Fiber, type Tracer } from "effect"
 import { plan, type Scheduling } from "../../domain/Admission.js"
 import { type ToolResult, toolResult } from "../../domain/Blocks.js"
 import type { CallState, ExecutorEvent, ToolCall } from "../../domain/ExecutorEvent.js"
-import { defectText, errorOutcome, type Outcome } from "../../domain/Outcome.js"
+import { cancelledOutcome, defectText, errorOutcome, type Outcome } from "../../domain/Outcome.js"
 import { resourcesOf } from "../../domain/Resources.js"
 import * as Texts from "../../domain/Texts.js"
 import * as Tool from "../../domain/Tool.js"
@@ -22,6 +22,10 @@ export interface Entry {
   readonly call: ToolCall
   readonly tool: Tool.Any | undefined
   readonly deps: ReadonlyArray<string>
+  /** When the call arrived, in milliseconds since the execution started. */
+  readonly queuedAt: number
+  /** When the call started executing, in milliseconds since the execution started. */
+  startedAt: number | undefined
   /** True once the input is decoded: at arrival, or when the dependencies resolve. */
   ready: boolean
   input: unknown
@@ -29,6 +33,8 @@ export interface Entry {
   resources: ReadonlyArray<Tool.Resource>
   status: CallState
   fiber: Fiber.RuntimeFiber<unknown, unknown> | undefined
+  /** The call's `execute_tool` span, from its start to its completion (see docs/observability.md). */
+  span: Tracer.Span | undefined
   /** The result to give when the call's fiber is interrupted on purpose. */
   cancel: Outcome | undefined
   outcome: Outcome | undefined
@@ -40,6 +46,8 @@ export interface Commands {
   readonly start: Array<Entry>
   readonly interrupt: Array<Fiber.RuntimeFiber<unknown, unknown>>
   readonly events: Array<ExecutorEvent>
+  /** The entries completed since the last commands were taken (their spans end). */
+  readonly completed: Array<Entry>
 }
 
 /** The fixed settings of one execution. */
@@ -92,7 +100,7 @@ export const make = (settings: Settings): State => ({
   commands: emptyCommands()
 })
 
-const emptyCommands = (): Commands => ({ modifiers: [], start: [], interrupt: [], events: [] })
+const emptyCommands = (): Commands => ({ modifiers: [], start: [], interrupt: [], events: [], completed: [] })
 
 /** Hands the owner the commands gathered since the last call. */
 export const takeCommands = (state: State): Commands => {
@@ -135,12 +143,15 @@ export const arrive = (
     call,
     tool,
     deps: call.depends_on ?? noDependencies,
+    queuedAt: state.settings.now(),
+    startedAt: undefined,
     ready: false,
     input: undefined,
     safe: true,
     resources: noResources,
     status: "queued",
     fiber: undefined,
+    span: undefined,
     cancel: undefined,
     outcome: undefined
   }
@@ -151,7 +162,7 @@ export const arrive = (
     tool === undefined
       ? errorOutcome(Texts.noSuchTool(call.name))
       : state.interrupted
-        ? errorOutcome(Texts.alreadyCancelled)
+        ? cancelledOutcome(Texts.alreadyCancelled, "user_interrupt")
         : state.siblingError !== undefined
           ? state.siblingError
           : entry.deps.length === 0 && call.resolve === undefined
@@ -177,8 +188,13 @@ export const exited = (state: State, entry: Entry, exit: Exit.Exit<Outcome>, ran
 /** A user interrupt (`all: false`: only calls whose tool cancels on interrupt) or a hard abort (`all: true`). */
 export const interrupt = (state: State, all: boolean): void => {
   state.interrupted = true
-  cancelAll(state, errorOutcome(Texts.alreadyCancelled), errorOutcome(Texts.rejected), undefined, (e) =>
-    all ? true : e.tool?.interruptBehavior === "cancel"
+  const cause = all ? "abort" : "user_interrupt"
+  cancelAll(
+    state,
+    cancelledOutcome(Texts.alreadyCancelled, cause),
+    cancelledOutcome(Texts.rejected, cause),
+    undefined,
+    (e) => (all ? true : e.tool?.interruptBehavior === "cancel")
   )
 }
 
@@ -201,6 +217,7 @@ const complete = (state: State, entry: Entry, outcome: Outcome): void => {
   entry.outcome = outcome
   // the fiber is not needed once the call completed; holding it would keep every finished fiber of a long batch alive
   entry.fiber = undefined
+  state.commands.completed.push(entry)
   emitState(state, entry, "completed")
   if (outcome.modifier !== undefined) {
     if (entry.safe) state.pendingModifiers.push({ index: entry.index, modifier: outcome.modifier })
@@ -217,7 +234,7 @@ const complete = (state: State, entry: Entry, outcome: Outcome): void => {
     entry.tool !== undefined &&
     cascades(state, entry)
   ) {
-    state.siblingError = errorOutcome(Texts.siblingErrored(entry.tool.name, summaryOf(entry)))
+    state.siblingError = cancelledOutcome(Texts.siblingErrored(entry.tool.name, summaryOf(entry)), "sibling_error")
     cancelAll(state, state.siblingError, state.siblingError, entry, () => true)
   }
 }

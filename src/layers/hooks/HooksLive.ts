@@ -12,6 +12,7 @@ import { Hooks } from "../../services/Hooks.js"
 import * as InProcessHooksRegistry from "../../services/InProcessHooks.js"
 import { type InProcessHook, type InProcessHookResult, InProcessHooks } from "../../services/InProcessHooks.js"
 import { Session } from "../../services/Session.js"
+import * as Spans from "../observability/Spans.js"
 import * as CommandHookRunner from "./CommandHookRunner.js"
 
 /** Seconds a hook may run when its config gives no timeout. */
@@ -156,7 +157,10 @@ export const make = (options: HooksOptions) =>
         timeoutSeconds: task.timeoutSeconds,
         maxOutputBytes: options.maxOutputBytes,
         killGraceMs: options.killGraceMs
-      }).pipe(Effect.map((result) => commandVerdict(event, task.command, result)))
+      }).pipe(
+        Effect.map((result) => commandVerdict(event, task.command, result)),
+        Spans.span(Spans.names.hook(event), { "armature.hook.command": task.command })
+      )
 
     const runInProcess = (event: HookEvent, input: HookInput, hook: InProcessHook) => {
       const seconds = hook.timeoutSeconds ?? defaultTimeoutSeconds
@@ -171,7 +175,8 @@ export const make = (options: HooksOptions) =>
             hook.name,
             timedOut ? `timed out after ${seconds}s` : `failed: ${causeMessage(exit.cause)}`
           )
-        })
+        }),
+        Spans.span(Spans.names.hook(event), { "armature.hook.name": hook.name })
       )
     }
 

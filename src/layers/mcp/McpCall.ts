@@ -12,6 +12,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { type CallToolResult, ErrorCode, type JSONRPCMessage, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Fiber, Option, Queue, Schema } from "effect"
 import { ToolFailure } from "../../domain/Errors.js"
+import * as Spans from "../observability/Spans.js"
 
 /** The connection ended while a call was in flight. */
 export class Disconnected extends Schema.TaggedError<Disconnected>()("Disconnected", { reason: Schema.String }) {}
@@ -155,4 +156,10 @@ export const callOnce = (
     yield* Queue.offer(queue, Option.none())
     yield* Fiber.join(pump)
     return yield* result
-  })
+  }).pipe(
+    Spans.span(Spans.names.mcp("tools/call", tool), {
+      "mcp.method.name": "tools/call",
+      "gen_ai.tool.name": tool,
+      "armature.mcp.server": target.server
+    })
+  )

@@ -15,6 +15,7 @@ import * as PersistedOutput from "../../domain/PersistedOutput.js"
 import { ResultStore, ResultStoreError, type Spill, type SpillOptions } from "../../services/ResultStore.js"
 import { Session } from "../../services/Session.js"
 import { Summarizer } from "../../services/Summarizer.js"
+import * as Spans from "../observability/Spans.js"
 
 /** How a result above the threshold is shown to the model (the full content is persisted either way). */
 export type Strategy =
@@ -96,6 +97,11 @@ export const make = (options: Options) =>
           : Effect.succeed(PersistedOutput.persistedOutput({ bytes, path, preview: PersistedOutput.preview(text) }))
       return persist(path, text).pipe(
         Effect.flatMap(shown),
+        Spans.span(Spans.names.persist, {
+          "gen_ai.tool.call.id": request.toolUseId,
+          "armature.result.size": text.length,
+          "armature.result.persisted_path": path
+        }),
         // The model still gets a bounded result when the disk fails; the reason replaces the path.
         Effect.catchAll((e) =>
           Effect.succeed(
