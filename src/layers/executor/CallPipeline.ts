@@ -41,6 +41,8 @@ export interface Services {
   readonly store: ResultStore["Type"]
   readonly cache: ResultCache["Type"]
   readonly session: Session["Type"]
+  /** Whether the steps open their spans (Spans.ExecutorSpans). */
+  readonly spans: boolean
 }
 
 /** A call the scheduler started: its block, its tool and its decoded input. */
@@ -122,14 +124,26 @@ export const permit = (
   request: PermissionRequest,
   hookInputFor: (event: HookEvent, input: unknown, extra?: Record<string, unknown>) => HookInput
 ): Effect.Effect<Step> =>
-  Spans.spanWith(Spans.names.permission, undefined, (span) =>
-    Effect.flatMap(services.policy.decide(request), (decision) => {
-      Spans.annotateDecision(span, decision)
-      if (decision.behavior === "deny") return Effect.succeed(stop(refused(decision.message, "policy")))
-      if (decision.behavior !== "ask") return Effect.succeed(proceed(request.input))
-      return ask(services, request, decision, hookInputFor)
-    })
-  )
+  services.spans
+    ? Spans.spanWith(Spans.names.permission, undefined, (span) =>
+        Effect.flatMap(services.policy.decide(request), (decision) => {
+          Spans.annotateDecision(span, decision)
+          return decided(services, request, decision, hookInputFor)
+        })
+      )
+    : Effect.flatMap(services.policy.decide(request), (decision) => decided(services, request, decision, hookInputFor))
+
+/** What a decision means for the call: stop on deny, go on on allow, ask the hooks and the approver on ask. */
+const decided = (
+  services: Services,
+  request: PermissionRequest,
+  decision: PermissionDecision,
+  hookInputFor: (event: HookEvent, input: unknown, extra?: Record<string, unknown>) => HookInput
+): Effect.Effect<Step> => {
+  if (decision.behavior === "deny") return Effect.succeed(stop(refused(decision.message, "policy")))
+  if (decision.behavior !== "ask") return Effect.succeed(proceed(request.input))
+  return ask(services, request, decision, hookInputFor)
+}
 
 /** The PermissionRequest hooks, then the approver (its wait in a span of its own), for a decision that asks. */
 const ask = (
@@ -144,9 +158,10 @@ const ask = (
     )
     if (asked.decision === "deny") return stop(refused(asked.reason ?? decision.message, "permission_request_hook"))
     if (asked.decision === "allow") return replaceInput(request.tool, request.input, asked.updatedInput)
-    const approval = yield* services.approver
-      .approve(request, decision)
-      .pipe(Spans.span(Spans.names.approval, { "gen_ai.tool.call.id": request.toolUseId }))
+    const approving = services.approver.approve(request, decision)
+    const approval = yield* services.spans
+      ? approving.pipe(Spans.span(Spans.names.approval, { "gen_ai.tool.call.id": request.toolUseId }))
+      : approving
     if (approval._tag === "Rejected") {
       return stop(
         approval.message === Texts.rejected
@@ -176,9 +191,10 @@ export const invoke = (
   cache: ResultCache["Type"],
   tool: Tool.Any,
   input: unknown,
-  ctx: Tool.ToolContext
+  ctx: Tool.ToolContext,
+  spans = false
 ): Effect.Effect<Invocation> => {
-  const body = Spans.span(Spans.names.body)(tool.call(input, ctx))
+  const body = spans ? Spans.span(Spans.names.body)(tool.call(input, ctx)) : tool.call(input, ctx)
   const called = Option.isNone(tool.timeout)
     ? Effect.map(body, returned)
     : Effect.map(
@@ -324,7 +340,7 @@ export const make = (services: Services) => {
 
   /** Once permitted: the call itself, then the success or failure path. */
   const call = (r: Running, pre: HookOutcome, input: unknown): Effect.Effect<Outcome> =>
-    Effect.flatMap(invoke(services.cache, r.started.tool, input, r.ctx), (invocation) =>
+    Effect.flatMap(invoke(services.cache, r.started.tool, input, r.ctx, services.spans), (invocation) =>
       invocation._tag === "TimedOut" || invocation._tag === "Failed"
         ? afterFailure(r, pre, input, invocation)
         : afterSuccess(r, pre, input, invocation)

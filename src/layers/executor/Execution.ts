@@ -21,7 +21,8 @@ import {
   Ref,
   Runtime,
   type Scope,
-  Stream
+  Stream,
+  type Tracer
 } from "effect"
 import type { Scheduling } from "../../domain/Admission.js"
 import { makeStreamCheck } from "../../domain/CallGraph.js"
@@ -120,6 +121,7 @@ export const run = <E>(
 ): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function* () {
     const clock = yield* Effect.clock
+    const spans = yield* Spans.ExecutorSpans
     const startedAt = clock.unsafeCurrentTimeMillis()
     const now = () => clock.unsafeCurrentTimeMillis() - startedAt
     const inbox = yield* Queue.unbounded<Message<Failure<E>>>()
@@ -194,20 +196,19 @@ export const run = <E>(
       const startedAt = now()
       entry.startedAt = startedAt
       Metrics.callStarted(entry.call.name, startedAt - entry.queuedAt)
-      return Effect.map(
-        Spans.startTool(entry.tool, entry.call.name, entry.call.id, startedAt - entry.queuedAt),
-        (span) => {
-          entry.span = span
-          const slot: { ran: Outcome | undefined } = { ran: undefined }
-          const fiber = Runtime.runFork(runtime, callFiber(entry, slot))
-          // told at once if the call already ended; the inbox is unbounded, so the offer always succeeds
-          fiber.addObserver((exit) => {
-            inbox.unsafeOffer({ _tag: "Exited", entry, exit, ran: slot.ran })
-          })
-          FiberSet.unsafeAdd(fibers, fiber)
-          if (entry.status === "executing") entry.fiber = fiber
-        }
-      )
+      const fork = (span: Tracer.Span | undefined) => {
+        entry.span = span
+        const slot: { ran: Outcome | undefined } = { ran: undefined }
+        const fiber = Runtime.runFork(runtime, callFiber(entry, slot))
+        // told at once if the call already ended; the inbox is unbounded, so the offer always succeeds
+        fiber.addObserver((exit) => {
+          inbox.unsafeOffer({ _tag: "Exited", entry, exit, ran: slot.ran })
+        })
+        FiberSet.unsafeAdd(fibers, fiber)
+        if (entry.status === "executing") entry.fiber = fiber
+      }
+      if (!spans) return Effect.sync(() => fork(undefined))
+      return Effect.map(Spans.startTool(entry.tool, entry.call.name, entry.call.id, startedAt - entry.queuedAt), fork)
     }
 
     /** Ends a completed call's `execute_tool` span; a call that never started gets an instant one. */
@@ -221,6 +222,7 @@ export const run = <E>(
           entry.span = undefined
           return Effect.void
         }
+        if (!spans) return Effect.void
         return Effect.map(Spans.startTool(entry.tool, entry.call.name, entry.call.id, undefined), (span) =>
           Spans.endTool(span, outcome, clock.unsafeCurrentTimeNanos())
         )

@@ -22,6 +22,7 @@ import {
   ToolExecutor
 } from "../../services/ToolExecutor.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
+import * as Spans from "../observability/Spans.js"
 import * as CallPipeline from "./CallPipeline.js"
 import * as Execution from "./Execution.js"
 
@@ -61,7 +62,8 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
       hooks: yield* Hooks,
       store: yield* ResultStore,
       cache: Option.getOrElse(yield* Effect.serviceOption(ResultCache), () => noResultCache),
-      session
+      session,
+      spans: yield* Spans.ExecutorSpans
     })
     const env: Execution.Env = { registry, session, pipeline }
 

@@ -11,6 +11,7 @@
  */
 import { Config, Effect, Layer, Option } from "effect"
 import { InvalidInputError } from "../../domain/Errors.js"
+import * as Spans from "./Spans.js"
 
 /** The OTLP/HTTP encodings supported. */
 export type Protocol = "http/protobuf" | "http/json"
@@ -120,15 +121,16 @@ const sdkLayer = (settings: ExportSettings, version: string | undefined) =>
 
 /**
  * Exports spans and metrics over OTLP/HTTP for the life of the layer when the environment names an endpoint (the
- * buffers are flushed when it closes); empty otherwise. Fails on a protocol other than http/protobuf or http/json.
+ * buffers are flushed when it closes); the executor then opens its per-call spans (Spans.ExecutorSpans). Empty otherwise. Fails on a protocol other than http/protobuf or http/json.
  */
-export const layerFromEnv = (version?: string): Layer.Layer<never, InvalidInputError> =>
+export const layerFromEnv = (version?: string): Layer.Layer<Spans.ExecutorSpans, InvalidInputError> =>
   Layer.unwrapEffect(
     Effect.flatMap(
       settings,
       Option.match({
-        onNone: () => Effect.succeed(Layer.empty),
-        onSome: (s) => Effect.map(sdkLayer(s, version), (layer) => Layer.discard(layer))
+        onNone: () => Effect.succeed(Layer.succeed(Spans.ExecutorSpans, false)),
+        onSome: (s) =>
+          Effect.map(sdkLayer(s, version), (layer) => Layer.merge(Layer.discard(layer), Spans.layerExecutorSpans))
       })
     )
   )

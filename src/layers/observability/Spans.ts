@@ -3,11 +3,23 @@
  * OpenTelemetry GenAI conventions where they exist (`gen_ai.*`, `error.type`) and Armature's own under `armature.*`.
  * The engine only emits Effect spans; an application chooses where they go (see docs/observability.md).
  */
-import { Effect, Exit, type Tracer } from "effect"
+import { Context, Effect, Exit, Layer, type Tracer } from "effect"
 import { contentText, type ToolResultContent } from "../../domain/Blocks.js"
 import { kindOf, type Outcome } from "../../domain/Outcome.js"
 import type { PermissionDecision } from "../../domain/Permission.js"
 import type * as Tool from "../../domain/Tool.js"
+
+/**
+ * Whether the executor opens its per-call spans (`execute_tool` and its children). They cost about as much as the
+ * rest of a no-op call (see bench/Executor.bench.ts), so they are off unless an application turns them on with
+ * {@link layerExecutorSpans}; the CLI does when it exports to an OTLP endpoint. Agent and model spans are always on.
+ */
+export class ExecutorSpans extends Context.Reference<ExecutorSpans>()("armature/ExecutorSpans", {
+  defaultValue: () => false
+}) {}
+
+/** Turns the executor's per-call spans on. */
+export const layerExecutorSpans: Layer.Layer<ExecutorSpans> = Layer.succeed(ExecutorSpans, true)
 
 /** Span names. */
 export const names = {

@@ -11,6 +11,7 @@ import type { ToolCall } from "../../../src/domain/ExecutorEvent.js"
 import * as Tool from "../../../src/domain/Tool.js"
 import * as StreamingExecutor from "../../../src/layers/executor/StreamingExecutor.js"
 import * as Metrics from "../../../src/layers/observability/Metrics.js"
+import * as Spans from "../../../src/layers/observability/Spans.js"
 import * as ToolRegistryLive from "../../../src/layers/registry/ToolRegistryLive.js"
 import * as MemoryResultStore from "../../../src/layers/results/MemoryResultStore.js"
 import * as SessionLive from "../../../src/layers/session/SessionLive.js"
@@ -109,7 +110,8 @@ const engine = StreamingExecutor.layer({ maxConcurrency: 10 }).pipe(
       SlowStarted.Default
     )
   ),
-  Layer.provideMerge(NodeSdk.layer(() => ({ spanProcessor: new SimpleSpanProcessor(exporter) })))
+  Layer.provideMerge(NodeSdk.layer(() => ({ spanProcessor: new SimpleSpanProcessor(exporter) }))),
+  Layer.provideMerge(Spans.layerExecutorSpans)
 )
 
 const call = (id: string, name: string): ToolCall => ({ type: "tool_use", id, name, input: {} })
