@@ -1,10 +1,9 @@
-import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
+import { runCli } from "../fixtures/Cli.js"
 
-const bin = Path.resolve(import.meta.dirname, "../../bin/armature.mjs")
 const fixture = Path.resolve(import.meta.dirname, "../fixtures/mcp/server.ts")
 const root = Path.resolve(import.meta.dirname, "../..")
 
@@ -31,20 +30,10 @@ describe("armature exec --mcp-config (process)", () => {
         call("d", "mcp__fx__peek", { ms: "slow" })
       ].join("\n")
     )
-    const child = spawn(
-      process.execPath,
-      [bin, "exec", batch, "--output", "stream-json", "--mcp-config", config, "--allowed-tools", "mcp__fx"],
-      { cwd: dir, env: { ...process.env, HOME: dir, ARMATURE_STATE_DIR: Path.join(dir, ".state") } }
+    const { code, stdout, stderr } = await runCli(
+      ["exec", batch, "--output", "stream-json", "--mcp-config", config, "--allowed-tools", "mcp__fx"],
+      dir
     )
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (d: Buffer) => {
-      stdout += d.toString()
-    })
-    child.stderr.on("data", (d: Buffer) => {
-      stderr += d.toString()
-    })
-    const code = await new Promise<number | null>((resolve) => child.on("close", resolve))
     expect(code, stderr).toBe(0)
     const events = stdout
       .split("\n")

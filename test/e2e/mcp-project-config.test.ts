@@ -3,9 +3,9 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
+import { bin, runCli } from "../fixtures/Cli.js"
 
 const root = Path.resolve(import.meta.dirname, "../..")
-const bin = Path.join(root, "bin/armature.mjs")
 const fixture = Path.join(root, "test/fixtures/mcp/server.ts")
 
 const server = { command: process.execPath, args: ["--import", "tsx", fixture], cwd: root }
@@ -17,22 +17,7 @@ const project = () => {
   return dir
 }
 
-const run = (dir: string, args: ReadonlyArray<string>) =>
-  new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [bin, ...args, "--cwd", dir], {
-      cwd: dir,
-      env: { ...process.env, HOME: dir, ARMATURE_STATE_DIR: Path.join(dir, ".state") }
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (d: Buffer) => {
-      stdout += d.toString()
-    })
-    child.stderr.on("data", (d: Buffer) => {
-      stderr += d.toString()
-    })
-    child.on("close", (code) => resolve({ code, stdout, stderr }))
-  })
+const run = (dir: string, args: ReadonlyArray<string>) => runCli([...args, "--cwd", dir], dir)
 
 const mcpNames = (stdout: string): ReadonlyArray<string> =>
   (JSON.parse(stdout) as Array<{ name: string; deferred?: boolean; defer_loading?: boolean }>)

@@ -2,37 +2,15 @@
  * The sandbox through the CLI: `exec --sandbox` confines Bash, a settings file turns it on, `--no-sandbox` turns
  * it off, a machine without bubblewrap (PATH without it) gets a refusal, and `armature sandbox check` reports.
  */
-import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-
-const bin = Path.resolve(import.meta.dirname, "../../bin/armature.mjs")
+import { runCli } from "../fixtures/Cli.js"
 
 const tempDir = (prefix: string) => Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), prefix)))
 
-const cli = (
-  args: ReadonlyArray<string>,
-  cwd: string,
-  path = process.env.PATH
-): Promise<{ code: number; stdout: string; stderr: string }> =>
-  new Promise((resolve) => {
-    const child = spawn(process.execPath, [bin, ...args], {
-      cwd,
-      env: { ...process.env, PATH: path, HOME: cwd, ARMATURE_STATE_DIR: Path.join(cwd, ".state") },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (c: Buffer) => {
-      stdout += c.toString()
-    })
-    child.stderr.on("data", (c: Buffer) => {
-      stderr += c.toString()
-    })
-    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }))
-  })
+const cli = (args: ReadonlyArray<string>, cwd: string, path = process.env.PATH) => runCli(args, cwd, { PATH: path })
 
 const calls = (dir: string, commands: ReadonlyArray<string>) => {
   const file = Path.join(dir, "calls.jsonl")
