@@ -24,6 +24,7 @@ export default defineConfig({
   test: {
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    setupFiles: ["test/fixtures/YieldBetweenTests.ts"],
     pool: "forks",
     projects: [
       // One module graph per worker for the unit files (no per-file re-import of Effect and the engine, which was

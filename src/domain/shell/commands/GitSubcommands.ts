@@ -84,7 +84,8 @@ export const subcommands: Readonly<Record<string, CommandTable>> = {
       "--format=FORMAT",
       "--group=TEXT",
       "-w[TEXT]",
-      ...revisionOptions.filter((entry) => !/^-[nsec]\b/.test(entry)),
+      // shortlog parses its own -n/-s/-e/-c (and --committer as a flag) before the revision options see them
+      ...revisionOptions.filter((entry) => !/^-[nsec]\b/.test(entry) && !entry.startsWith("--committer")),
       ...helpOptions
     ],
     operands: revisionsAndPaths,
