@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as CommandEffect from "../../../src/domain/shell/CommandEffect.js"
 import { compile } from "../../../src/domain/shell/CommandTable.js"
 import * as CommandTables from "../../../src/domain/shell/CommandTables.js"
+import { subjects } from "./TableArbitraries.js"
 
 type Expected = readonly [command: string, reads: ReadonlyArray<string>, writes: ReadonlyArray<string>]
 
@@ -137,8 +138,15 @@ describe("CommandEffect.describe", () => {
 
 describe("the command tables", () => {
   it("parse: every entry is well formed, with a known placeholder, and no name is listed twice", () => {
-    for (const [name, command] of CommandTables.commands) {
-      if ("interpret" in command) continue
+    const tables = [
+      ...[...CommandTables.commands].flatMap(([name, command]) =>
+        "interpret" in command ? [] : [[name, command] as const]
+      ),
+      ...subjects
+        .filter((subject) => subject.prefix.length > 1)
+        .map((subject) => [subject.prefix.join(" "), subject.table] as const)
+    ]
+    for (const [name, command] of tables) {
       const compiled = compile(command)
       expect({ name, invalid: compiled.invalid }).toEqual({ name, invalid: [] })
       const names = [...command.options, ...(command.refused ?? [])].flatMap((entry) =>

@@ -84,8 +84,8 @@ export const subcommands: Readonly<Record<string, CommandTable>> = {
       "--format=FORMAT",
       "--group=TEXT",
       "-w[TEXT]",
-      // shortlog parses its own -n/-s/-e/-c (and --committer as a flag) before the revision options see them
-      ...revisionOptions.filter((entry) => !/^-[nsec]\b/.test(entry) && !entry.startsWith("--committer")),
+      // shortlog parses its own -n/-s/-e/-c, --committer (a flag here) and --format before the revision options
+      ...revisionOptions.filter((entry) => !/^-[nsec]\b/.test(entry) && !/^--(committer|format)\b/.test(entry)),
       ...helpOptions
     ],
     operands: revisionsAndPaths,
