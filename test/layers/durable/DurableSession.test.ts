@@ -55,7 +55,11 @@ const body = (seen: Seen) =>
     const model = {
       stream: () =>
         Stream.fromIterable(turnEvents).pipe(
-          Stream.ensuring(Effect.sync(() => void (seen.runs.model = (seen.runs.model ?? 0) + 1)))
+          Stream.ensuring(
+            Effect.sync(() => {
+              seen.runs.model = (seen.runs.model ?? 0) + 1
+            })
+          )
         )
     }
     const first = yield* DurableSession.make("exec-1")
