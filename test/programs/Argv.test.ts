@@ -15,8 +15,10 @@ describe("Argv.commandTable", () => {
       "exec",
       "mcp serve",
       "permissions check",
+      "resume",
       "run",
       "sandbox check",
+      "sessions",
       "timeline",
       "tools list",
       "tools schema",
@@ -31,6 +33,8 @@ describe("Argv.commandTable", () => {
     expect(exec.get("--no-sandbox")?.kind).toBe("boolean")
     expect(exec.get("--timeline")?.kind).toBe("value")
     expect(table.flags.get("timeline")?.get("-o")?.kind).toBe("value")
+    expect(table.flags.get("run")?.get("--durable")?.kind).toBe("boolean")
+    expect(table.flags.get("resume")?.get("--database")?.kind).toBe("value")
   })
 })
 

@@ -64,7 +64,9 @@ export const engineLayer = (location: Location) =>
           entityMessagePollInterval: "250 millis",
           entityReplyPollInterval: "50 millis",
           shardLockRefreshInterval: "2 seconds",
-          shardLockExpiration: "6 seconds"
+          shardLockExpiration: "6 seconds",
+          // one process: messages never cross a wire, so they need not be serialized on the way
+          simulateRemoteSerialization: location._tag !== "Sqlite"
         }
       })
     )
