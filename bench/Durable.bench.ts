@@ -131,7 +131,10 @@ const program = Effect.gen(function* () {
     runs,
     load: Os.loadavg()[0],
     memory,
-    sqlite: { ...sqliteResult, overhead_per_call_ms: Number((sqliteResult.per_call_ms - memory.per_call_ms).toFixed(3)) },
+    sqlite: {
+      ...sqliteResult,
+      overhead_per_call_ms: Number((sqliteResult.per_call_ms - memory.per_call_ms).toFixed(3))
+    },
     postgres: {
       ...postgresResult,
       overhead_per_call_ms: Number((postgresResult.per_call_ms - memory.per_call_ms).toFixed(3))
