@@ -55,6 +55,8 @@ export interface Options {
   /** Present when the caller holds a control handle; absent, nobody can interrupt this execution. */
   readonly control: Control | undefined
   readonly discovered: ReadonlySet<string> | undefined
+  /** Finds a call's tool instead of the registry (see `ExecuteOptions.lookup`). */
+  readonly lookup?: ((name: string) => Effect.Effect<Option.Option<Tool.Any>>) | undefined
 }
 
 /**
@@ -286,6 +288,7 @@ export const run = <E>(
     const discovered =
       options.discovered !== undefined ? Effect.succeed(options.discovered) : env.session.state.get(discoveredToolsKey)
 
+    const lookup = options.lookup ?? env.registry.lookup
     const control = options.control
     if (control !== undefined) {
       yield* Effect.forkScoped(
@@ -303,7 +306,7 @@ export const run = <E>(
       const tools = new Map<string, Tool.Any | undefined>()
       const arrivals: Array<Message<Failure<E>>> = []
       for (const call of input.calls) {
-        if (!tools.has(call.name)) tools.set(call.name, Option.getOrUndefined(yield* env.registry.lookup(call.name)))
+        if (!tools.has(call.name)) tools.set(call.name, Option.getOrUndefined(yield* lookup(call.name)))
         arrivals.push({ _tag: "Arrive", call, tool: tools.get(call.name), discovered: known })
       }
       arrivals.push({ _tag: "InputEnded", failure: Option.none() })
@@ -314,7 +317,7 @@ export const run = <E>(
       const feed = Stream.runForEach(input.calls, (call) => {
         const invalid = check(call)
         if (invalid !== undefined) return Effect.fail(invalid)
-        return Effect.flatMap(Effect.zip(env.registry.lookup(call.name), discovered), ([tool, known]) =>
+        return Effect.flatMap(Effect.zip(lookup(call.name), discovered), ([tool, known]) =>
           send({ _tag: "Arrive", call, tool: Option.getOrUndefined(tool), discovered: known })
         )
       }).pipe(

@@ -72,7 +72,8 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
       cancellation: options.cancellation ?? config.cancellation,
       scheduling: options.scheduling ?? config.scheduling,
       control: options.control,
-      discovered: options.discovered
+      discovered: options.discovered,
+      lookup: options.lookup
     })
 
     /** Every event of an execution, as a stream. */
