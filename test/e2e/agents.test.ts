@@ -225,3 +225,95 @@ describe("armature run: sub-agents", () => {
     120_000
   )
 })
+
+describe("armature run: auto-compaction", () => {
+  it.scopedLive(
+    "past --compact-threshold the conversation is summarized, continues from the summary, and --resume starts there",
+    () =>
+      Effect.gen(function* () {
+        const { dir, env } = project()
+        const settings = Path.join(dir, "hooks.json")
+        Fs.writeFileSync(
+          settings,
+          JSON.stringify({
+            hooks: {
+              PreCompact: [{ matcher: "auto", hooks: [{ type: "command", command: `cat > ${dir}/precompact.json` }] }]
+            }
+          })
+        )
+        const isCompaction = (body: MessagesServer.RecordedRequest["body"]) =>
+          JSON.stringify(body.system ?? "").includes("You are summarizing a conversation") ? "compact" : "main"
+        const server = yield* MessagesServer.make(
+          [
+            MessagesServer.message(
+              [{ type: "tool_use", id: "toolu_read", name: "Read", input: { file_path: Path.join(dir, "main.ts") } }],
+              { inputTokens: 5000 }
+            ),
+            MessagesServer.message([{ type: "text", text: "Done reading." }], { inputTokens: 300 }),
+            MessagesServer.message([{ type: "text", text: "Still here." }], { inputTokens: 400 })
+          ],
+          {
+            laneOf: isCompaction,
+            lanes: {
+              compact: [MessagesServer.message([{ type: "text", text: "SUMMARY: the user asked to read main.ts" }])]
+            }
+          }
+        )
+        const base = ["--output", "stream-json", "--cwd", dir, "--compact-threshold", "1000", "--settings", settings]
+        const out = yield* armature(["read main.ts please", ...base], { ...env, ANTHROPIC_BASE_URL: server.url })
+        expect(out.code, out.stderr).toBe(0)
+        expect(server.laneOfRequest).toEqual(["main", "compact", "main"])
+        // the compaction request: the whole conversation, no tools, the instruction last
+        const compaction = server.requests[1].body
+        expect(compaction.tools ?? []).toEqual([])
+        expect(compaction.messages).toHaveLength(3)
+        expect(JSON.stringify(compaction.messages.at(-1))).toContain("Write a summary of the conversation so far")
+        // the next request starts from the summary, the user's request and the call still being answered
+        const next = server.requests[2].body.messages
+        expect(next.map((m) => m.role)).toEqual(["user", "assistant", "user"])
+        const opening = JSON.stringify(next[0])
+        expect(opening).toContain("SUMMARY: the user asked to read main.ts")
+        expect(opening).toContain("read main.ts please")
+        expect(resultsOf(server.requests[2])).toEqual([
+          { type: "tool_result", tool_use_id: "toolu_read", content: expect.stringContaining("export const x = 1") }
+        ])
+        const events = lines(out.stdout)
+        expect(events.filter((e) => e.subtype === "compact_boundary")).toMatchObject([
+          { type: "system", compact_metadata: { trigger: "auto", pre_tokens: 5000 } }
+        ])
+        expect(events.at(-1)).toMatchObject({ subtype: "success", result: "Done reading." })
+        // the PreCompact hook ran with trigger auto
+        expect(JSON.parse(Fs.readFileSync(Path.join(dir, "precompact.json"), "utf8"))).toMatchObject({
+          hook_event_name: "PreCompact",
+          trigger: "auto"
+        })
+        // --resume continues from the compacted history, not from the first prompt
+        const sessionId = String(events.at(-1)?.session_id)
+        const resumed = yield* armature(["and now?", ...base, "--resume", sessionId], {
+          ...env,
+          ANTHROPIC_BASE_URL: server.url
+        })
+        expect(resumed.code, resumed.stderr).toBe(0)
+        const again = server.requests[3].body.messages
+        expect(again.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant", "user"])
+        expect(JSON.stringify(again[0])).toContain("SUMMARY: the user asked to read main.ts")
+        expect(again.at(-1)).toEqual({ role: "user", content: [{ type: "text", text: "and now?" }] })
+        expect(lines(resumed.stdout).at(-1)).toMatchObject({ subtype: "success", result: "Still here." })
+      }),
+    120_000
+  )
+
+  it.scopedLive(
+    "a bad agent definition stops the run before it starts, naming the file and the field",
+    () =>
+      Effect.gen(function* () {
+        const { dir, env } = project()
+        const bad = Path.join(dir, ".claude", "agents", "broken.md")
+        Fs.writeFileSync(bad, "---\nname: broken\n---\nNo description.\n")
+        const out = yield* armature(["hi", "--cwd", dir], { ...env, ANTHROPIC_BASE_URL: "http://127.0.0.1:9" })
+        expect(out.code).toBe(2)
+        expect(out.stderr).toContain(`agent definition ${bad}: description: missing`)
+      }),
+    60_000
+  )
+})

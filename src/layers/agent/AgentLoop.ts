@@ -16,6 +16,7 @@ import { addUsage, type Message, type ModelRequest } from "../../services/Langua
 import { messagesOf, type Transcript } from "../../services/Transcript.js"
 import * as Spans from "../observability/Spans.js"
 import { type RunError, type RunOptions, type RunResult, resultEvent } from "./AgentEvent.js"
+import * as Compaction from "./Compaction.js"
 import { requestTools, systemPrompt, textOf, toolUsesOf } from "./Prompt.js"
 import * as RunContext from "./RunContext.js"
 import * as RunStart from "./RunStart.js"
@@ -60,7 +61,7 @@ const nextRequest = (run: RunContext.RunContext, sessionContext: ReadonlyArray<s
         }
       ],
       tools: requestTools(pool, discovered),
-      messages: [...messages]
+      messages: Compaction.microCompact(messages, run.options.compaction, run.transcript.path)
     }
     return { request, discovered }
   })
@@ -184,7 +185,10 @@ const loop = (options: RunOptions): Effect.Effect<RunResult, RunError, LoopServi
       if (Option.isSome(outcome.stopAfterBatch)) {
         return yield* context.finish("stopped_by_hook", outcome.stopAfterBatch.value, outcome.stopReason)
       }
-      if (called || outcome.stopReason === "pause_turn") continue
+      if (called || outcome.stopReason === "pause_turn") {
+        yield* Compaction.maybeCompact(context, messages, outcome.usage)
+        continue
+      }
       const ended: RunResult | undefined = yield* endOfTurn(context, outcome, messages, stop)
       if (ended !== undefined) return ended
     }
