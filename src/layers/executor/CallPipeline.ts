@@ -5,7 +5,7 @@
  * at arrival (the scheduler needs the decoded input to know whether the call is concurrency-safe) and use
  * `decode` from here too. See docs/executor.md.
  */
-import { Cause, Duration, Effect, Either, Option, type ParseResult, Ref, Schema } from "effect"
+import { Cause, Duration, Effect, Either, Exit, Option, type ParseResult, Ref, Schema, type Tracer } from "effect"
 import type { ToolResultContent } from "../../domain/Blocks.js"
 import type { ToolFailure } from "../../domain/Errors.js"
 import type { ToolCall } from "../../domain/ExecutorEvent.js"
@@ -52,12 +52,20 @@ export interface Started {
   readonly input: unknown
 }
 
+/** A traced call: the opener of its spans and its `execute_tool` span, the parent of its steps' spans. */
+export interface Tracing {
+  readonly opener: Spans.Opener
+  readonly span: Tracer.Span
+}
+
 /** What the executor lends a running call. */
 export interface Links {
   readonly progress: (data: unknown) => Effect.Effect<void>
   readonly interrupted: Effect.Effect<void>
   /** Told once the tool has returned: from then on a cancellation must not replace its result. */
-  readonly ran: (outcome: Outcome) => Effect.Effect<void>
+  ran(outcome: Outcome): Effect.Effect<void>
+  /** Present when the executor's per-call spans are on. */
+  readonly tracing?: Tracing | undefined
 }
 
 type Decoder = (raw: unknown) => Either.Either<unknown, ParseResult.ParseError>
@@ -118,20 +126,44 @@ const stop = (outcome: Outcome): Step => ({ _tag: "Stop", outcome })
 export const replaceInput = (tool: Tool.Any, input: unknown, updated: unknown): Step =>
   updated === undefined ? proceed(input) : Either.match(decode(tool, updated), { onLeft: stop, onRight: proceed })
 
-/** The permission decision, then (when it asks) the PermissionRequest hooks and the approver. */
+/**
+ * The permission decision, then (when it asks) the PermissionRequest hooks and the approver. Traced, it runs in an
+ * `armature.permission` span opened directly under the call's span; the fiber's context changes only when the
+ * decision asks (the hooks' and the approver's spans then nest under it).
+ */
 export const permit = (
   services: Services,
   request: PermissionRequest,
-  hookInputFor: (event: HookEvent, input: unknown, extra?: Record<string, unknown>) => HookInput
-): Effect.Effect<Step> =>
-  services.spans
-    ? Spans.spanWith(Spans.names.permission, undefined, (span) =>
-        Effect.flatMap(services.policy.decide(request), (decision) => {
-          Spans.annotateDecision(span, decision)
-          return decided(services, request, decision, hookInputFor)
+  hookInputFor: (event: HookEvent, input: unknown, extra?: Record<string, unknown>) => HookInput,
+  tracing?: Tracing
+): Effect.Effect<Step> => {
+  if (tracing === undefined) {
+    return Effect.flatMap(services.policy.decide(request), (decision) =>
+      decided(services, request, decision, hookInputFor)
+    )
+  }
+  const { opener } = tracing
+  return Effect.suspend(() => {
+    const span = Spans.open(opener, Spans.names.permission, tracing.span)
+    return Effect.flatMap(Effect.exit(services.policy.decide(request)), (exit) => {
+      if (Exit.isFailure(exit)) {
+        Spans.close(opener, span, exit)
+        return Effect.failCause(exit.cause)
+      }
+      const decision = exit.value
+      Spans.annotateDecision(span, decision)
+      if (decision.behavior !== "ask") {
+        Spans.close(opener, span, Exit.void)
+        return decided(services, request, decision, hookInputFor)
+      }
+      return Effect.onExit(Effect.withParentSpan(ask(services, request, decision, hookInputFor), span), (exit) =>
+        Effect.sync(() => {
+          Spans.close(opener, span, exit)
         })
       )
-    : Effect.flatMap(services.policy.decide(request), (decision) => decided(services, request, decision, hookInputFor))
+    })
+  })
+}
 
 /** What a decision means for the call: stop on deny, go on on allow, ask the hooks and the approver on ask. */
 const decided = (
@@ -192,9 +224,12 @@ export const invoke = (
   tool: Tool.Any,
   input: unknown,
   ctx: Tool.ToolContext,
-  spans = false
+  tracing?: Tracing
 ): Effect.Effect<Invocation> => {
-  const body = spans ? Spans.span(Spans.names.body)(tool.call(input, ctx)) : tool.call(input, ctx)
+  const body =
+    tracing === undefined
+      ? tool.call(input, ctx)
+      : Spans.within(tracing.opener, Spans.names.body, tracing.span, () => tool.call(input, ctx))
   const called = Option.isNone(tool.timeout)
     ? Effect.map(body, returned)
     : Effect.map(
@@ -340,7 +375,7 @@ export const make = (services: Services) => {
 
   /** Once permitted: the call itself, then the success or failure path. */
   const call = (r: Running, pre: HookOutcome, input: unknown): Effect.Effect<Outcome> =>
-    Effect.flatMap(invoke(services.cache, r.started.tool, input, r.ctx, services.spans), (invocation) =>
+    Effect.flatMap(invoke(services.cache, r.started.tool, input, r.ctx, r.links.tracing), (invocation) =>
       invocation._tag === "TimedOut" || invocation._tag === "Failed"
         ? afterFailure(r, pre, input, invocation)
         : afterSuccess(r, pre, input, invocation)
@@ -358,7 +393,7 @@ export const make = (services: Services) => {
       const updated = replaceInput(tool, input, pre.updatedInput)
       if (updated._tag === "Stop") return succeed(updated.outcome)
       const request = { tool, input: updated.input, toolUseId: block.id, context: r.ctx, hookDecision: pre.decision }
-      return Effect.flatMap(permit(services, request, r.hookInputFor), (permitted) =>
+      return Effect.flatMap(permit(services, request, r.hookInputFor, r.links.tracing), (permitted) =>
         permitted._tag === "Stop" ? succeed(permitted.outcome) : call(r, pre, permitted.input)
       )
     })
