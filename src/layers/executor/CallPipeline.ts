@@ -103,16 +103,20 @@ export const decode = (tool: Tool.Any, raw: unknown, undiscovered = false): Eith
   )
 }
 
+const valid: Effect.Effect<Option.Option<Outcome>> = Effect.succeed(Option.none())
+
 /** Runs the tool's own `validate`; a refusal when it rejects the input. */
 export const validate = (
   tool: Tool.Any,
   input: unknown,
   ctx: Tool.ToolContext
 ): Effect.Effect<Option.Option<Outcome>> =>
-  tool.validate(input, ctx).pipe(
-    Effect.as(Option.none<Outcome>()),
-    Effect.catchAll((invalid) => Effect.succeed(Option.some(errorOutcome(Texts.validationFailed(invalid.message)))))
-  )
+  tool.validate === Tool.noValidation
+    ? valid
+    : tool.validate(input, ctx).pipe(
+        Effect.as(Option.none<Outcome>()),
+        Effect.catchAll((invalid) => Effect.succeed(Option.some(errorOutcome(Texts.validationFailed(invalid.message)))))
+      )
 
 /** The result of a step that may replace the input or stop the call with an outcome. */
 export type Step =
@@ -291,14 +295,35 @@ export const failureOf = (tool: Tool.Any, invocation: Invocation & { readonly _t
         onSome: failureText
       })
 
-/** What one started call carries through its steps. */
-interface Running {
-  readonly started: Started
-  readonly links: Links
-  readonly ctx: Tool.ToolContext
+/**
+ * What one started call carries through its steps. A class, so that starting a call allocates one object and no
+ * closures: the hook runners are its methods.
+ */
+class Running {
+  constructor(
+    readonly started: Started,
+    readonly links: Links,
+    readonly ctx: Tool.ToolContext,
+    private readonly services: Services
+  ) {}
+
+  /** The input of this call's hooks for `event`. */
+  hookInputFor(event: HookEvent, input: unknown, extra?: Record<string, unknown>): HookInput {
+    const { session, policy } = this.services
+    const hookSession: HookSession = {
+      sessionId: session.id,
+      transcriptPath: session.transcriptPath,
+      cwd: this.ctx.cwd,
+      permissionMode: policy.mode
+    }
+    const { call, tool } = this.started
+    return toolHookInput(hookSession, event, { toolName: tool.name, input, toolUseId: call.id }, extra)
+  }
+
   /** Runs the hooks of an event on this call, building their input only when some hook listens. */
-  readonly hooks: (event: HookEvent, input: unknown, extra?: Record<string, unknown>) => Effect.Effect<HookOutcome>
-  readonly hookInputFor: (event: HookEvent, input: unknown, extra?: Record<string, unknown>) => HookInput
+  hooks(event: HookEvent, input: unknown, extra?: Record<string, unknown>): Effect.Effect<HookOutcome> {
+    return runIfAny(this.services.hooks, event, () => this.hookInputFor(event, input, extra))
+  }
 }
 
 const succeed = <A>(a: A): Effect.Effect<A> => Effect.succeed(a)
@@ -310,13 +335,7 @@ const catchDefects = (cause: Cause.Cause<never>): Effect.Effect<Outcome> =>
 
 /** The pipeline over the given services. */
 export const make = (services: Services) => {
-  const { hooks, policy, session } = services
-  const hookSession = (cwd: string): HookSession => ({
-    sessionId: session.id,
-    transcriptPath: session.transcriptPath,
-    cwd,
-    permissionMode: policy.mode
-  })
+  const { policy, session } = services
 
   /** A failed invocation: PostToolUseFailure, then an error outcome that may cascade. */
   const afterFailure = (
@@ -393,8 +412,9 @@ export const make = (services: Services) => {
       const updated = replaceInput(tool, input, pre.updatedInput)
       if (updated._tag === "Stop") return succeed(updated.outcome)
       const request = { tool, input: updated.input, toolUseId: block.id, context: r.ctx, hookDecision: pre.decision }
-      return Effect.flatMap(permit(services, request, r.hookInputFor, r.links.tracing), (permitted) =>
-        permitted._tag === "Stop" ? succeed(permitted.outcome) : call(r, pre, permitted.input)
+      return Effect.flatMap(
+        permit(services, request, (event, input, extra) => r.hookInputFor(event, input, extra), r.links.tracing),
+        (permitted) => (permitted._tag === "Stop" ? succeed(permitted.outcome) : call(r, pre, permitted.input))
       )
     })
   }
@@ -402,26 +422,16 @@ export const make = (services: Services) => {
   /** Runs a started call to its outcome. Interruption passes through; any other defect becomes an error result. */
   const run = (started: Started, links: Links): Effect.Effect<Outcome> =>
     Effect.flatMap(Ref.get(session.context), ({ cwd }) => {
-      const { call, tool } = started
       const ctx: Tool.ToolContext = {
-        toolUseId: call.id,
+        toolUseId: started.call.id,
         cwd,
         permissionMode: policy.mode,
         progress: links.progress,
         interrupted: links.interrupted,
         state: session.state
       }
-      const hookInputFor = (event: HookEvent, input: unknown, extra?: Record<string, unknown>) =>
-        toolHookInput(hookSession(cwd), event, { toolName: tool.name, input, toolUseId: call.id }, extra)
-      const r: Running = {
-        started,
-        links,
-        ctx,
-        hookInputFor,
-        hooks: (event, input, extra) => runIfAny(hooks, event, () => hookInputFor(event, input, extra))
-      }
-      return Effect.flatMap(validate(tool, started.input, ctx), (invalid) =>
-        Option.isSome(invalid) ? succeed(invalid.value) : afterValidate(r)
+      return Effect.flatMap(validate(started.tool, started.input, ctx), (invalid) =>
+        Option.isSome(invalid) ? succeed(invalid.value) : afterValidate(new Running(started, links, ctx, services))
       )
     }).pipe(Effect.catchAllCause(catchDefects))
 

@@ -193,6 +193,8 @@ export const run = <E>(
       fiber.addObserver((exit) => {
         inbox.unsafeOffer({ _tag: "Exited", entry, exit, ran: link.outcome })
       })
+      // a call that already ended (it never waited) needs no place in the set, nor in its entry
+      if (fiber.unsafePoll() !== null) return
       FiberSet.unsafeAdd(fibers, fiber)
       if (entry.status === "executing") entry.fiber = fiber
     }
