@@ -62,8 +62,8 @@ export interface Tracing {
 export interface Links {
   readonly progress: (data: unknown) => Effect.Effect<void>
   readonly interrupted: Effect.Effect<void>
-  /** Told once the tool has returned: from then on a cancellation must not replace its result. */
-  ran(outcome: Outcome): Effect.Effect<void>
+  /** Told (from the call's fiber) once the tool has returned: from then on a cancellation must not replace its result. */
+  ran(outcome: Outcome): void
   /** Present when the executor's per-call spans are on. */
   readonly tracing?: Tracing | undefined
 }
@@ -217,7 +217,7 @@ export type Invocation =
 
 const timedOut: Invocation = { _tag: "TimedOut" }
 const returned = (value: unknown): Invocation => ({ _tag: "Returned", value })
-const failed = (cause: Cause.Cause<ToolFailure>) => Effect.succeed<Invocation>({ _tag: "Failed", cause })
+const failedWith = (cause: Cause.Cause<ToolFailure>): Invocation => ({ _tag: "Failed", cause })
 
 /**
  * Calls the tool (or reuses a cached read), under its timeout; a write invalidates cached reads even if cut short.
@@ -234,13 +234,13 @@ export const invoke = (
     tracing === undefined
       ? tool.call(input, ctx)
       : Spans.within(tracing.opener, Spans.names.body, tracing.span, () => tool.call(input, ctx))
-  const called = Option.isNone(tool.timeout)
-    ? Effect.map(body, returned)
-    : Effect.map(
-        Effect.timeoutOption(body, tool.timeout.value),
-        Option.match({ onNone: () => timedOut, onSome: returned })
-      )
-  const settled = Effect.catchAllCause(called, failed)
+  // one step for the result or the failure (Effect.map and catchAllCause would take three)
+  const settled = Option.isNone(tool.timeout)
+    ? Effect.matchCause(body, { onSuccess: returned, onFailure: failedWith })
+    : Effect.matchCause(Effect.timeoutOption(body, tool.timeout.value), {
+        onSuccess: Option.match({ onNone: () => timedOut, onSome: returned }),
+        onFailure: failedWith
+      })
   if (cache === noResultCache) return settled
   if (!Tool.safely(tool.isReadOnly, input)) return Effect.ensuring(settled, cache.invalidate(resourcesOf(tool, input)))
   return Effect.flatMap(cache.lookup(tool, input), (cached) =>
@@ -378,16 +378,14 @@ export const make = (services: Services) => {
         modifier,
         executionFailed: false
       }
-      return r.links.ran(ran).pipe(
-        Effect.zipRight(r.hooks("PostToolUse", input, { tool_response: output })),
-        Effect.map(
-          (post): Outcome => ({
-            ...ran,
-            content: afterPostToolUse(tool, content, post),
-            continue: pre.continue && post.continue,
-            stopReason: pre.stopReason ?? post.stopReason
-          })
-        )
+      r.links.ran(ran)
+      return Effect.flatMap(r.hooks("PostToolUse", input, { tool_response: output }), (post) =>
+        succeed<Outcome>({
+          ...ran,
+          content: afterPostToolUse(tool, content, post),
+          continue: pre.continue && post.continue,
+          stopReason: pre.stopReason ?? post.stopReason
+        })
       )
     })
   }
@@ -430,8 +428,10 @@ export const make = (services: Services) => {
         interrupted: links.interrupted,
         state: session.state
       }
+      const running = new Running(started, links, ctx, services)
+      if (started.tool.validate === Tool.noValidation) return afterValidate(running)
       return Effect.flatMap(validate(started.tool, started.input, ctx), (invalid) =>
-        Option.isSome(invalid) ? succeed(invalid.value) : afterValidate(new Running(started, links, ctx, services))
+        Option.isSome(invalid) ? succeed(invalid.value) : afterValidate(running)
       )
     }).pipe(Effect.catchAllCause(catchDefects))
 

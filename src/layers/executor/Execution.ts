@@ -129,10 +129,8 @@ class Link implements CallPipeline.Links {
               emit([{ type: "progress", tool_use_id: id, data, t_ms: now() }])
             })
   }
-  ran(outcome: Outcome): Effect.Effect<void> {
-    return Effect.sync(() => {
-      this.outcome = outcome
-    })
+  ran(outcome: Outcome): void {
+    this.outcome = outcome
   }
 }
 
