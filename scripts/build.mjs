@@ -68,7 +68,8 @@ const buildCli = async () => {
     target: "node20",
     // web-tree-sitter finds its .wasm next to its own module.
     // The sandbox runtime finds its seccomp helpers and proxy agent next to its own module, and is an optional peer.
-    external: ["web-tree-sitter", "@anthropic-ai/sandbox-runtime"],
+    // better-sqlite3 (durable sessions) finds its native addon next to its own module.
+    external: ["web-tree-sitter", "@anthropic-ai/sandbox-runtime", "better-sqlite3"],
     // Bundled CommonJS dependencies may call require() for Node's built-ins.
     banner: { js: 'import { createRequire as __armatureRequire } from "node:module";const require = __armatureRequire(import.meta.url);' },
     chunkNames: "chunks/[name]-[hash]",

@@ -46,6 +46,10 @@ export interface RunArgs extends EngineOptions {
   readonly resume: Option.Option<string>
   readonly toolLoading: ToolLoading.ToolLoading
   readonly timeline: Option.Option<string>
+  /** Keep the session in a durable store (SQLite under the state directory, or `database`). */
+  readonly durable: boolean
+  /** A PostgreSQL URL for durable sessions (implies `durable`). */
+  readonly database: Option.Option<string>
 }
 
 /**
@@ -218,6 +222,7 @@ export const runAgent = (args: RunArgs, audit: Audit.Audit = Audit.make()) =>
       )
     }
     if (result.is_error) process.exitCode = 1
+    return result
   })
 
 /** The prompt: the argument, or stdin when there is none or it is `-` (a terminal is not read: that is an error). */
@@ -289,6 +294,16 @@ const runOptions = {
     Options.withDescription("Continue the session with this id (its transcript is reloaded)"),
     Options.optional
   ),
+  durable: Options.boolean("durable").pipe(
+    Options.withDescription(
+      "Durable session: each model turn and tool call is persisted (SQLite under .armature/); `armature resume ID` " +
+        "continues it after a crash"
+    )
+  ),
+  database: Options.text("database").pipe(
+    Options.withDescription("Keep durable sessions in this PostgreSQL database (postgres://…; implies --durable)"),
+    Options.optional
+  ),
   timeline: Options.text("timeline").pipe(
     Options.withDescription(
       "Write a self-contained HTML picture of each turn: the model's stream and the calls over time, by outcome"
@@ -297,7 +312,7 @@ const runOptions = {
   )
 }
 
-const retryOf = (maxRetries: Option.Option<number>): RetryPolicy | undefined =>
+export const retryOf = (maxRetries: Option.Option<number>): RetryPolicy | undefined =>
   Option.match(maxRetries, {
     onNone: () => undefined,
     onSome: (n) => ({ ...defaultRetryPolicy, maxAttempts: n + 1 })
@@ -308,6 +323,11 @@ export const command = Command.make("run", { prompt, ...runOptions, ...resultOpt
   Effect.gen(function* () {
     const text = yield* readPrompt(args.prompt)
     const runArgs: RunArgs = { ...(args as Omit<RunArgs, "prompt">), prompt: text }
+    if (runArgs.durable || Option.isSome(runArgs.database)) {
+      // the workflow engine, the cluster and the SQL drivers load only for durable runs
+      const durable = yield* Effect.promise(() => import("./DurableRun.js"))
+      return yield* durable.runDurable(runArgs)
+    }
     yield* checkResume(runArgs)
     const audit = Audit.make()
     yield* runAgent(runArgs, audit).pipe(

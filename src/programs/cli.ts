@@ -8,6 +8,7 @@ import * as McpCommand from "./McpCommand.js"
 import * as PermissionsCommand from "./PermissionsCommand.js"
 import * as RunCommand from "./RunCommand.js"
 import * as SandboxCommand from "./SandboxCommand.js"
+import * as SessionsCommand from "./SessionsCommand.js"
 import * as TimelineCommand from "./TimelineCommand.js"
 import * as ToolsCommand from "./ToolsCommand.js"
 
@@ -16,6 +17,8 @@ const commands = [
   ["tools", ToolsCommand.command],
   ["permissions", PermissionsCommand.command],
   ["run", RunCommand.command],
+  ["resume", SessionsCommand.resume],
+  ["sessions", SessionsCommand.sessions],
   ["mcp", McpCommand.command],
   ["sandbox", SandboxCommand.command],
   ["timeline", TimelineCommand.command]
@@ -29,6 +32,8 @@ export const root = Command.make("armature").pipe(
     ToolsCommand.command,
     PermissionsCommand.command,
     RunCommand.command,
+    SessionsCommand.resume,
+    SessionsCommand.sessions,
     McpCommand.command,
     SandboxCommand.command,
     TimelineCommand.command

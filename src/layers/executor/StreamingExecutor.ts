@@ -9,7 +9,9 @@ import { type ToolResult, toolResult } from "../../domain/Blocks.js"
 import { checkBatch } from "../../domain/CallGraph.js"
 import type { DependencyCycleError, InvalidInputError } from "../../domain/Errors.js"
 import type { ExecutorEvent, ToolCall } from "../../domain/ExecutorEvent.js"
+import * as Tool from "../../domain/Tool.js"
 import { Approver } from "../../services/Approver.js"
+import { CallJournal } from "../../services/CallJournal.js"
 import { Hooks } from "../../services/Hooks.js"
 import { PermissionPolicy } from "../../services/PermissionPolicy.js"
 import { none as noResultCache, ResultCache } from "../../services/ResultCache.js"
@@ -65,7 +67,24 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
       session,
       spans: yield* Spans.ExecutorSpans
     })
-    const env: Execution.Env = { registry, session, pipeline }
+    // A durable session's journal (asked for at each call, from the context the execution runs in) records each
+    // call's outcome by its tool_use_id and gives a stored one back on replay.
+    const journaled: typeof pipeline = {
+      run: (started, links) =>
+        Effect.flatMap(Effect.serviceOption(CallJournal), (journal) =>
+          Option.isNone(journal)
+            ? pipeline.run(started, links)
+            : journal.value.record(
+                {
+                  toolUseId: started.call.id,
+                  toolName: started.tool.name,
+                  readOnly: Tool.safely(started.tool.isReadOnly, started.input)
+                },
+                pipeline.run(started, links)
+              )
+        )
+    }
+    const env: Execution.Env = { registry, session, pipeline: journaled }
 
     const settings = (options: ExecuteOptions): Execution.Options => ({
       cap: Math.max(1, options.maxConcurrency ?? config.maxConcurrency),

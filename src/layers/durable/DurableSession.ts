@@ -1,0 +1,172 @@
+/**
+ * A session as a durable workflow (`@effect/workflow`): the agent loop runs as the workflow's body; each model turn
+ * and each tool call is a step (DurableStep) whose value the engine persists. A tool call's steps are keyed by its
+ * tool_use_id: `begin/<id>` records that the call was started (and by which execution), `tool/<id>` its outcome.
+ *
+ * On replay the stored turns and outcomes come back without calling the model or the tool. A call that was started
+ * by an earlier execution and has no stored outcome was in flight when that execution died: a read-only call is run
+ * again; any other gets an error result saying it was interrupted by a crash and may have partly run, and the model
+ * decides. See docs/durable.md.
+ */
+import * as Crypto from "node:crypto"
+import * as Workflow from "@effect/workflow/Workflow"
+import { Deferred, Effect, Mailbox, Schema, Stream } from "effect"
+import type { Outcome } from "../../domain/Outcome.js"
+import * as Texts from "../../domain/Texts.js"
+import { CallJournal, type JournalCall } from "../../services/CallJournal.js"
+import { LanguageModel, ModelError, type ModelEvent } from "../../services/LanguageModel.js"
+import * as DurableStep from "./DurableStep.js"
+
+/** The workflow of a session: its id is the idempotency key, its result the run's result line. */
+export const SessionWorkflow = Workflow.make({
+  name: "ArmatureSession",
+  payload: { sessionId: Schema.String },
+  success: Schema.Unknown,
+  idempotencyKey: ({ sessionId }) => sessionId
+})
+
+/** The error result of a non-read-only call that was running when the process running its session died. */
+export const crashedText = (toolName: string): string =>
+  `<tool_use_error>The ${toolName} call was interrupted by a crash of the process running this session and may have ` +
+  "partly run; its effects are unknown. Check its effects before calling it again.</tool_use_error>"
+
+/** A stored outcome: everything but the context modifier (a function, which is not kept). */
+const StoredOutcome = Schema.Struct({
+  content: Schema.Unknown,
+  isError: Schema.Boolean,
+  continue: Schema.Boolean,
+  stopReason: Schema.optional(Schema.String),
+  executionFailed: Schema.Boolean,
+  denied: Schema.optional(Schema.Literal("policy", "pre_tool_use_hook", "permission_request_hook", "approver")),
+  cancelled: Schema.optional(Schema.Literal("sibling_error", "user_interrupt", "abort", "discard"))
+})
+
+const toOutcome = (stored: typeof StoredOutcome.Type): Outcome => ({
+  ...stored,
+  content: stored.content as Outcome["content"],
+  stopReason: stored.stopReason,
+  modifier: undefined
+})
+
+const fromOutcome = (outcome: Outcome): typeof StoredOutcome.Type => ({
+  content: outcome.content,
+  isError: outcome.isError,
+  continue: outcome.continue,
+  stopReason: outcome.stopReason,
+  executionFailed: outcome.executionFailed,
+  denied: outcome.denied,
+  cancelled: outcome.cancelled
+})
+
+const errorOutcome = (content: string, cancelled?: "discard"): typeof StoredOutcome.Type => ({
+  content,
+  isError: true,
+  continue: true,
+  executionFailed: false,
+  cancelled
+})
+
+/** A model turn as stored: the events it streamed, and the error it ended with, if any. */
+const StoredTurn = Schema.Struct({
+  events: Schema.Array(Schema.Unknown),
+  error: Schema.optional(ModelError)
+})
+
+/**
+ * The journal and model of one execution of a session's workflow. `execution` names this execution: a call begun
+ * under another name was begun by an earlier execution.
+ */
+export const make = (execution: string = Crypto.randomUUID()) =>
+  Effect.gen(function* () {
+    const context = yield* Effect.context<DurableStep.StepContext>()
+    const inStep = <A>(effect: Effect.Effect<A, never, DurableStep.StepContext>) => Effect.provide(effect, context)
+
+    // Completed once the message of the current model turn is persisted (no turn yet: completed).
+    let turnStored = yield* Deferred.make<void>()
+    yield* Deferred.succeed(turnStored, undefined)
+
+    const record = (call: JournalCall, run: Effect.Effect<Outcome>): Effect.Effect<Outcome> =>
+      inStep(
+        Effect.gen(function* () {
+          // A call that may change something waits until the message that asked for it is stored: were the process
+          // to die before, the turn would be asked for again and the model might make the call anew.
+          if (!call.readOnly) yield* Deferred.await(turnStored)
+          const begunBy = yield* DurableStep.once(`begin/${call.toolUseId}`, Schema.String, Effect.succeed(execution))
+          const crashed = begunBy !== execution && !call.readOnly
+          let ran: Outcome | undefined
+          const body = crashed
+            ? Effect.succeed(errorOutcome(crashedText(call.toolName)))
+            : Effect.map(run, (outcome) => {
+                ran = outcome
+                return fromOutcome(outcome)
+              })
+          const stored = yield* DurableStep.run(`tool/${call.toolUseId}`, StoredOutcome, body, () =>
+            errorOutcome(Texts.rejected, "discard")
+          )
+          // a call that ran now keeps its context modifier; a stored outcome has none
+          return ran ?? toOutcome(stored)
+        })
+      )
+
+    let turns = 0
+    const model = (inner: LanguageModel["Type"]): LanguageModel["Type"] => ({
+      stream: (request) =>
+        Stream.unwrapScoped(
+          Effect.gen(function* () {
+            const name = `model/${turns++}`
+            const stored = yield* Deferred.make<void>()
+            turnStored = stored
+            const mailbox = yield* Mailbox.make<ModelEvent, ModelError>()
+            const events: Array<ModelEvent> = []
+            let live = false
+            const body = Effect.suspend(() => {
+              live = true
+              return inner.stream(request).pipe(
+                Stream.runForEach((event) =>
+                  Effect.zipRight(
+                    Effect.sync(() => events.push(event)),
+                    mailbox.offer(event)
+                  )
+                ),
+                Effect.match({
+                  onSuccess: (): typeof StoredTurn.Type => ({ events }),
+                  onFailure: (error): typeof StoredTurn.Type => ({ events, error })
+                })
+              )
+            })
+            const interrupted = (): typeof StoredTurn.Type => ({
+              events,
+              error: new ModelError({ message: "The model turn was interrupted", retryable: false, phase: "stream" })
+            })
+            yield* DurableStep.run(name, StoredTurn, body, interrupted).pipe(
+              inStep,
+              Effect.flatMap((turn) =>
+                Effect.zipRight(
+                  live ? Effect.void : mailbox.offerAll(turn.events as ReadonlyArray<ModelEvent>),
+                  turn.error === undefined ? mailbox.end : mailbox.fail(turn.error)
+                )
+              ),
+              Effect.ensuring(Deferred.succeed(stored, undefined)),
+              Effect.forkScoped
+            )
+            return Mailbox.toStream(mailbox)
+          })
+        )
+    })
+    return { journal: CallJournal.of({ record }), model }
+  })
+
+/**
+ * Runs `body` (the agent loop, its engine provided) as an execution of a session's workflow: tool calls go through
+ * the journal and the model's turns through its durable stand-in. Apply it inside the engine's layer, so that the
+ * stand-in wraps the model that layer provides.
+ */
+export const durably = <A, E, R>(body: Effect.Effect<A, E, R>) =>
+  Effect.gen(function* () {
+    const { journal, model } = yield* make()
+    return yield* body.pipe(Effect.updateService(LanguageModel, model), Effect.provideService(CallJournal, journal))
+  })
+
+/** The session workflow registered with the engine; `run` is its body for a session id (see `durably`). */
+export const layer = <E, R>(run: (sessionId: string) => Effect.Effect<unknown, E, R>) =>
+  SessionWorkflow.toLayer(({ sessionId }) => Effect.orDie(run(sessionId)))

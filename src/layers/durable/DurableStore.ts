@@ -1,0 +1,165 @@
+/**
+ * Where durable sessions are kept, and the workflow engine over it: `@effect/cluster`'s single runner with its SQL
+ * message storage and `ClusterWorkflowEngine`. Embedded (the default) keeps each session in its own SQLite file,
+ * `<stateDir>/sessions/<id>.db`, so a process only ever replays its own session; `postgres://…` keeps every
+ * session in one PostgreSQL database, where the cluster's shard locks let one runner at a time own them.
+ *
+ * Beside the engine's own tables, one table `armature_sessions` holds what the engine does not: the options a
+ * session was started with (to resume it), the process running it and how it ended (for `armature sessions`).
+ */
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import * as ClusterWorkflowEngine from "@effect/cluster/ClusterWorkflowEngine"
+import * as SingleRunner from "@effect/cluster/SingleRunner"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { PgClient } from "@effect/sql-pg"
+import { SqliteClient } from "@effect/sql-sqlite-node"
+import { Effect, Layer, Option, Redacted } from "effect"
+
+/** Where a session is stored: its own SQLite file, or a PostgreSQL database shared by sessions and runners. */
+export type Location =
+  | { readonly _tag: "Sqlite"; readonly file: string }
+  | { readonly _tag: "Postgres"; readonly url: string }
+
+/** The SQLite file of an embedded session. */
+export const sqliteFile = (stateDir: string, sessionId: string): string =>
+  Path.join(stateDir, "sessions", `${sessionId}.db`)
+
+/** The embedded sessions under a state directory: the ids of their files. */
+export const embeddedSessions = (stateDir: string): ReadonlyArray<string> => {
+  const dir = Path.join(stateDir, "sessions")
+  if (!Fs.existsSync(dir)) return []
+  return Fs.readdirSync(dir)
+    .filter((f) => f.endsWith(".db"))
+    .map((f) => f.slice(0, -3))
+    .sort()
+}
+
+/** The SQL client of a location (the SQLite file's directory is made). */
+export const sqlLayer = (location: Location): Layer.Layer<SqlClient.SqlClient, unknown> => {
+  if (location._tag === "Postgres") {
+    return PgClient.layer({ url: Redacted.make(location.url) })
+  }
+  return Layer.unwrapEffect(
+    Effect.sync(() => {
+      Fs.mkdirSync(Path.dirname(location.file), { recursive: true })
+      return SqliteClient.layer({ filename: location.file })
+    })
+  )
+}
+
+/**
+ * The workflow engine over a location's storage. Embedded: one process per session file, runner state in memory.
+ * Postgres: the runner takes the shards' locks in the database (advisory locks, released when a runner dies).
+ */
+export const engineLayer = (location: Location) =>
+  ClusterWorkflowEngine.layer.pipe(
+    Layer.provideMerge(
+      SingleRunner.layer({
+        runnerStorage: location._tag === "Sqlite" ? "memory" : "sql",
+        shardingConfig: {
+          // one process per SQLite file needs no spread; a poll finds a crashed session's messages soon after start
+          shardsPerGroup: location._tag === "Sqlite" ? 1 : 16,
+          entityMessagePollInterval: "250 millis",
+          entityReplyPollInterval: "50 millis",
+          shardLockRefreshInterval: "2 seconds",
+          shardLockExpiration: "6 seconds"
+        }
+      })
+    )
+  )
+
+/** What `armature sessions` shows of a session, and what `resume` needs. */
+export interface SessionRecord {
+  readonly id: string
+  /** The options of the run, as `RunOptionsCodec` wrote them. */
+  readonly args: string
+  readonly createdAt: number
+  readonly pid: number
+  /** `running` while a process runs it, else the result's subtype (`success`, `error_max_turns`, …). */
+  readonly state: string
+  readonly updatedAt: number
+}
+
+const ensureTable = Effect.flatMap(
+  SqlClient.SqlClient,
+  (sql) =>
+    sql`CREATE TABLE IF NOT EXISTS armature_sessions (
+      id TEXT PRIMARY KEY,
+      args TEXT NOT NULL,
+      created_at BIGINT NOT NULL,
+      pid INTEGER NOT NULL,
+      state TEXT NOT NULL,
+      updated_at BIGINT NOT NULL
+    )`
+)
+
+/** Records a session as running in this process (a new one with its options, or one being resumed). */
+export const markRunning = (id: string, args: string) =>
+  Effect.gen(function* () {
+    yield* ensureTable
+    const sql = yield* SqlClient.SqlClient
+    const now = Date.now()
+    yield* sql`INSERT INTO armature_sessions (id, args, created_at, pid, state, updated_at)
+      VALUES (${id}, ${args}, ${now}, ${process.pid}, 'running', ${now})
+      ON CONFLICT (id) DO UPDATE SET pid = ${process.pid}, state = 'running', updated_at = ${now}`
+  })
+
+/** Records how a session ended. */
+export const markEnded = (id: string, state: string) =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql`UPDATE armature_sessions SET state = ${state}, updated_at = ${Date.now()} WHERE id = ${id}`
+  )
+
+interface Row {
+  readonly id: string
+  readonly args: string
+  readonly created_at: number | string
+  readonly pid: number
+  readonly state: string
+  readonly updated_at: number | string
+}
+
+const toRecord = (row: Row): SessionRecord => ({
+  id: row.id,
+  args: row.args,
+  createdAt: Number(row.created_at),
+  pid: row.pid,
+  state: row.state,
+  updatedAt: Number(row.updated_at)
+})
+
+/** The sessions of this storage, oldest first. */
+export const list = Effect.gen(function* () {
+  yield* ensureTable
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* sql<Row>`SELECT * FROM armature_sessions ORDER BY created_at, id`
+  return rows.map(toRecord)
+})
+
+/** One session, if this storage has it. */
+export const find = (id: string) =>
+  Effect.gen(function* () {
+    yield* ensureTable
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<Row>`SELECT * FROM armature_sessions WHERE id = ${id}`
+    return Option.map(Option.fromNullable(rows[0]), toRecord)
+  })
+
+/** Whether a process with this id is alive (signal 0 checks without sending anything). */
+export const isAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+/**
+ * The state shown for a session: a `running` session whose process is gone was cut short and can be resumed
+ * (`interrupted`); a session that a process on another host runs cannot be checked from here and stays `running`.
+ */
+export const stateOf = (record: SessionRecord, local: boolean): string =>
+  record.state === "running" && local && !isAlive(record.pid) ? "interrupted" : record.state

@@ -1,0 +1,162 @@
+/**
+ * Durable runs, loaded only when `run --durable`, `resume` or `sessions` is used: the session's options are
+ * recorded, its agent loop runs as the session workflow (DurableSession) on the engine over its store
+ * (DurableStore), and a session cut short is continued from its last persisted step. See docs/durable.md.
+ */
+import * as Crypto from "node:crypto"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { Console, Effect, Layer, Option } from "effect"
+import { InvalidInputError } from "../domain/Errors.js"
+import * as DurableSession from "../layers/durable/DurableSession.js"
+import * as DurableStore from "../layers/durable/DurableStore.js"
+import * as OtlpExport from "../layers/observability/OtlpExport.js"
+import * as Audit from "./Audit.js"
+import { modelOf, type RunArgs, retryOf, runAgent } from "./RunCommand.js"
+import { engineLayer, type ResultOptions } from "./Runtime.js"
+
+/** A run's options as text: `Option`s become `{"_id":"Option",…}` (their JSON form) and come back as `Option`s. */
+export const encodeArgs = (args: RunArgs): string => JSON.stringify({ ...args, cwd: Path.resolve(args.cwd) })
+
+/** The options of `encodeArgs`' text. */
+export const decodeArgs = (text: string): RunArgs =>
+  JSON.parse(text, (_key, value) =>
+    typeof value === "object" && value !== null && value._id === "Option"
+      ? value._tag === "Some"
+        ? Option.some(value.value)
+        : Option.none()
+      : value
+  ) as RunArgs
+
+/** The state directory of durable sessions found from here: `ARMATURE_STATE_DIR`, else `<cwd>/.armature`. */
+export const stateDirOf = (cwd: string): string =>
+  Path.resolve(process.env.ARMATURE_STATE_DIR ?? Path.join(Path.resolve(cwd), ".armature"))
+
+/** Where a session is stored: the database given, else its own SQLite file. */
+const locationOf = (database: Option.Option<string>, stateDir: string, id: string): DurableStore.Location =>
+  Option.match(database, {
+    onNone: () => ({ _tag: "Sqlite", file: DurableStore.sqliteFile(stateDir, id) }),
+    onSome: (url) => ({ _tag: "Postgres", url })
+  })
+
+/** A console that prints nothing: a runner's sessions other than the one this command shows run silently. */
+const silent = new Proxy({} as Console.Console, { get: () => () => Effect.void })
+
+/**
+ * The body of the session workflow: the session's options are read from the store, it is marked running here, its
+ * agent loop runs durably on its engine, and how it ended is recorded. Only `shown` prints its events.
+ */
+const sessionBody = (shown: string) => (sessionId: string) =>
+  Effect.gen(function* () {
+    const record = yield* DurableStore.find(sessionId)
+    if (Option.isNone(record)) return yield* Effect.dieMessage(`durable session ${sessionId} has no record`)
+    const args = decodeArgs(record.value.args)
+    yield* DurableStore.markRunning(sessionId, record.value.args)
+    const audit = Audit.make()
+    const result = yield* runAgent(args, audit).pipe(
+      DurableSession.durably,
+      Effect.provide(
+        engineLayer(args, {
+          sessionId,
+          model: "anthropic",
+          // the workflow's store is the session's record; a transcript would be read back as earlier messages
+          transcript: false,
+          modelRetry: retryOf(args.maxRetries),
+          // the command line's result options were recorded with the rest
+          results: args as RunArgs & ResultOptions,
+          samplingModel: modelOf(args.model),
+          onDecision: Audit.onDecision(audit)
+        })
+      ),
+      Effect.provide(OtlpExport.layerFromEnv()),
+      sessionId === shown ? (effect) => effect : Effect.withConsole(silent)
+    )
+    yield* DurableStore.markEnded(sessionId, result.subtype)
+    return result
+  })
+
+/** The engine, the store and the session workflow of a location, for a command that shows `shown`. */
+const engine = (location: DurableStore.Location, shown: string) =>
+  DurableSession.layer(sessionBody(shown)).pipe(
+    Layer.provideMerge(DurableStore.engineLayer(location)),
+    Layer.provideMerge(DurableStore.sqlLayer(location))
+  )
+
+/** Runs a session (new or resumed) to its end on the engine of its location. */
+const execute = (location: DurableStore.Location, id: string) =>
+  DurableSession.SessionWorkflow.execute({ sessionId: id }).pipe(Effect.provide(engine(location, id)), Effect.asVoid)
+
+/** `armature run --durable`: a new durable session. */
+export const runDurable = (args: RunArgs) =>
+  Effect.gen(function* () {
+    if (Option.isSome(args.resume)) {
+      return yield* new InvalidInputError({
+        message: "--resume: a durable session is continued with `armature resume SESSION_ID`"
+      })
+    }
+    const id = Crypto.randomUUID()
+    const location = locationOf(args.database, stateDirOf(args.cwd), id)
+    const durableArgs: RunArgs = { ...args, durable: true }
+    yield* DurableStore.markRunning(id, encodeArgs(durableArgs)).pipe(
+      Effect.provide(DurableStore.sqlLayer(location)),
+      Effect.orDie
+    )
+    yield* execute(location, id)
+  })
+
+/** `armature resume SESSION_ID`: continues a durable session from its last persisted step. */
+export const resume = (id: string, database: Option.Option<string>) =>
+  Effect.gen(function* () {
+    const stateDir = stateDirOf(process.cwd())
+    const location = locationOf(database, stateDir, id)
+    if (location._tag === "Sqlite" && !Fs.existsSync(location.file)) {
+      return yield* new InvalidInputError({
+        message: `resume: no durable session ${id} (${location.file} not found; sessions lists them)`
+      })
+    }
+    const record = yield* DurableStore.find(id).pipe(Effect.provide(DurableStore.sqlLayer(location)), Effect.orDie)
+    if (Option.isNone(record)) return yield* new InvalidInputError({ message: `resume: no durable session ${id}` })
+    const state = DurableStore.stateOf(record.value, location._tag === "Sqlite")
+    if (state === "running" && location._tag === "Sqlite") {
+      return yield* new InvalidInputError({
+        message: `resume: session ${id} is running (process ${record.value.pid})`
+      })
+    }
+    if (state !== "running" && state !== "interrupted") {
+      yield* Console.error(`armature: session ${id} has already ended (${state})`)
+      if (state !== "success") process.exitCode = 1
+      return
+    }
+    yield* execute(location, id)
+  })
+
+/** `armature sessions`: the durable sessions with their state, as a table or JSON lines. */
+export const sessions = (database: Option.Option<string>, json: boolean) =>
+  Effect.gen(function* () {
+    const stateDir = stateDirOf(process.cwd())
+    const records = yield* Option.match(database, {
+      onNone: () =>
+        Effect.forEach(DurableStore.embeddedSessions(stateDir), (id) =>
+          DurableStore.find(id).pipe(Effect.provide(DurableStore.sqlLayer(locationOf(database, stateDir, id))))
+        ).pipe(Effect.map((found) => found.flatMap((r) => (Option.isSome(r) ? [r.value] : [])))),
+      onSome: (url) => DurableStore.list.pipe(Effect.provide(DurableStore.sqlLayer({ _tag: "Postgres", url })))
+    }).pipe(Effect.orDie)
+    const local = Option.isNone(database)
+    for (const record of records) {
+      const args = decodeArgs(record.args)
+      const row = {
+        session_id: record.id,
+        state: DurableStore.stateOf(record, local),
+        created_at: new Date(record.createdAt).toISOString(),
+        updated_at: new Date(record.updatedAt).toISOString(),
+        pid: record.pid,
+        prompt: args.prompt
+      }
+      yield* Console.log(
+        json
+          ? JSON.stringify(row)
+          : `${row.session_id}  ${row.state.padEnd(22)}  ${row.updated_at}  ${args.prompt.replace(/\s+/g, " ").slice(0, 60)}`
+      )
+    }
+    if (records.length === 0 && !json) yield* Console.error("armature: no durable sessions")
+  })

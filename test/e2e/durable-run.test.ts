@@ -1,0 +1,133 @@
+import * as ChildProcess from "node:child_process"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Schedule } from "effect"
+import { crashedText } from "../../src/layers/durable/DurableSession.js"
+import { bin } from "../fixtures/Cli.js"
+import * as MessagesServer from "../fixtures/MessagesServer.js"
+
+interface Ended {
+  readonly code: number | null
+  readonly signal: NodeJS.Signals | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Starts `armature ARGS` in `dir`; `ended` settles when it exits. */
+const start = (args: ReadonlyArray<string>, dir: string, env: Record<string, string>) => {
+  const child = ChildProcess.spawn(process.execPath, [bin, ...args], {
+    cwd: dir,
+    env: {
+      ...process.env,
+      ANTHROPIC_API_KEY: "dummy",
+      ANTHROPIC_MODEL: undefined,
+      HOME: dir,
+      ARMATURE_STATE_DIR: Path.join(dir, ".armature"),
+      ...env
+    },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+  let stdout = ""
+  let stderr = ""
+  child.stdout.on("data", (d: Buffer) => {
+    stdout += d.toString("utf8")
+  })
+  child.stderr.on("data", (d: Buffer) => {
+    stderr += d.toString("utf8")
+  })
+  const ended = new Promise<Ended>((resolve) =>
+    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }))
+  )
+  return { child, ended, output: () => ({ stdout, stderr }) }
+}
+
+const run = (args: ReadonlyArray<string>, dir: string, env: Record<string, string>) =>
+  Effect.promise(() => start(args, dir, env).ended)
+
+const jsonLines = (text: string): ReadonlyArray<Record<string, unknown>> =>
+  text
+    .split("\n")
+    .filter((l) => l.startsWith("{"))
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+
+/** Waits (checking every 20 ms) until `condition` holds; fails with `what` after 60 s. */
+const until = (what: string, condition: () => boolean) =>
+  Effect.suspend(() => (condition() ? Effect.void : Effect.fail(what))).pipe(
+    Effect.retry(Schedule.spaced("20 millis").pipe(Schedule.upTo("60 seconds"))),
+    Effect.orDie
+  )
+
+/** Lets a process blocked reading the fifo go (if one still reads it). */
+const release = (fifo: string) => {
+  try {
+    const fd = Fs.openSync(fifo, Fs.constants.O_WRONLY | Fs.constants.O_NONBLOCK)
+    Fs.closeSync(fd)
+  } catch {
+    // nobody reads it any more
+  }
+}
+
+const bash = (id: string, command: string): MessagesServer.ScriptBlock => ({
+  type: "tool_use",
+  id,
+  name: "Bash",
+  input: { command }
+})
+
+describe("armature run --durable", () => {
+  it.scopedLive(
+    "a session killed (SIGKILL) while its second call runs is resumed: the first call ran once, the model gets both results in order",
+    () =>
+      Effect.gen(function* () {
+        const dir = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-durable-")))
+        const gate = Path.join(dir, "gate")
+        ChildProcess.execFileSync("mkfifo", [gate])
+        yield* Effect.addFinalizer(() => Effect.sync(() => release(gate)))
+        const server = yield* MessagesServer.make([
+          MessagesServer.message([
+            bash("toolu_first", "echo ran >> side.txt"),
+            bash("toolu_second", "touch started && cat gate")
+          ]),
+          MessagesServer.message([{ type: "text", text: "Both calls are answered." }])
+        ])
+        const env = { ANTHROPIC_BASE_URL: server.url }
+        const flags = ["--output", "stream-json", "--permission-mode", "bypassPermissions", "--cwd", dir]
+        const first = start(["run", "--durable", "append then wait", ...flags], dir, env)
+        // the second call runs once the first one's result is stored (both change things: they run one at a time)
+        yield* until("the second call to start", () => Fs.existsSync(Path.join(dir, "started")))
+        first.child.kill("SIGKILL")
+        const killed = yield* Effect.promise(() => first.ended)
+        expect(killed.signal).toBe("SIGKILL")
+        const init = jsonLines(killed.stdout).find((e) => e.type === "system" && e.subtype === "init")
+        const sessionId = String(init?.session_id)
+        expect(sessionId).toMatch(/^[0-9a-f-]{36}$/)
+        expect(server.requests).toHaveLength(1)
+
+        const listed = yield* run(["sessions", "--json"], dir, env)
+        expect(jsonLines(listed.stdout)).toMatchObject([{ session_id: sessionId, state: "interrupted" }])
+
+        const resumed = yield* run(["resume", sessionId], dir, env)
+        expect(resumed.stderr).not.toContain("Error")
+        expect(resumed.code).toBe(0)
+        const result = jsonLines(resumed.stdout).at(-1)
+        expect(result).toMatchObject({ type: "result", subtype: "success", session_id: sessionId })
+        // the first call's side effect happened exactly once
+        expect(Fs.readFileSync(Path.join(dir, "side.txt"), "utf8")).toBe("ran\n")
+        // turn 1 was replayed from the store; the model was asked once more, with both results in order
+        expect(server.requests).toHaveLength(2)
+        const messages = server.requests[1].body.messages
+        expect(messages.at(-1)).toEqual({
+          role: "user",
+          content: [
+            { type: "tool_result", tool_use_id: "toolu_first", content: "(Bash completed with no output)" },
+            { type: "tool_result", tool_use_id: "toolu_second", content: crashedText("Bash"), is_error: true }
+          ]
+        })
+        const after = yield* run(["sessions", "--json"], dir, env)
+        expect(jsonLines(after.stdout)).toMatchObject([{ session_id: sessionId, state: "success" }])
+      }),
+    120_000
+  )
+})
