@@ -1,3 +1,4 @@
+import * as Os from "node:os"
 import { defineConfig } from "vitest/config"
 
 // Two projects: `unit` (pure and in-process tests, plus small real processes) and `slow` (the CLI as a process,
@@ -26,10 +27,14 @@ export default defineConfig({
     hookTimeout: 60_000,
     setupFiles: ["test/fixtures/YieldBetweenTests.ts"],
     pool: "forks",
+    // One worker per core: vitest's default leaves a core to its main process, which here mostly waits (on a
+    // 2-core machine that was one worker for the whole suite).
+    maxWorkers: Os.availableParallelism(),
+    // Every file runs in a fresh process. (vitest takes a pool's isolation from these root options only, so a
+    // project's `isolate: false` never shared a module graph between files; sharing one, tried on worker threads,
+    // breaks files that read process-wide state: Effect's global metric registry, the executor's TestClock.)
     projects: [
-      // One module graph per worker for the unit files (no per-file re-import of Effect and the engine, which was
-      // most of their time); their tests share no global state. The slow files keep a fresh process each.
-      { extends: true, test: { name: "unit", include: ["test/**/*.test.ts"], exclude: slow, isolate: false } },
+      { extends: true, test: { name: "unit", include: ["test/**/*.test.ts"], exclude: slow } },
       { extends: true, test: { name: "slow", include: slow } }
     ]
   }

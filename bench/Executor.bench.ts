@@ -1,11 +1,12 @@
 /**
  * Executor benchmarks, printing one JSON object per line:
- * - overhead in batches: 5,000 no-op calls in batches of 10 through the executor (full pipeline, pass-through
+ * - overhead in batches: 6,000 no-op calls in batches of 10 through the executor (full pipeline, pass-through
  *   permissions and hooks) against Effect.forEach with concurrency 10 over each batch, as a ratio;
  * - overhead: one batch of 10,000 no-op calls, same comparison;
  *   both sides are timed alternately round by round and medians are reported (the machine may be shared);
- * - tracing overhead: the batches of 10 with spans on (Effect's default tracer, no exporter) against the tracer
- *   disabled, as a ratio;
+ * - tracing overhead: the same batches (and the same 10,000-call batch) through an executor with its per-call spans
+ *   on (Effect's default tracer, no exporter) against spans off, as `spans_ratio` (and `tracing-overhead`);
+ *   every ratio is given in wall-clock time and in CPU time (`cpu_ratio`, `spans_cpu_ratio`);
  * - streaming: virtual time (TestClock) of the seed 000 example `[Read a, Read b, Bash, Read c]` when calls start
  *   as the model streams them versus "wait for the full response, then run".
  * Run: node --import tsx bench/Executor.bench.ts
@@ -57,80 +58,129 @@ const layer = StreamingExecutor.layer({ maxConcurrency: 10 }).pipe(
 
 const call = (id: string, name: string, ms: number): ToolCall => ({ type: "tool_use", id, name, input: { ms } })
 
+/** Wall-clock and CPU time (this process, every thread: GC included) of one run, in milliseconds. */
 const time = <A, E>(effect: Effect.Effect<A, E>) =>
   Effect.gen(function* () {
+    const cpu = process.cpuUsage()
     const start = performance.now()
     yield* effect
-    return performance.now() - start
+    const wall = performance.now() - start
+    const used = process.cpuUsage(cpu)
+    return { wall, cpu: (used.user + used.system) / 1000 }
   })
 
 const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+const round2 = (x: number) => Math.round(x * 100) / 100
 
 /**
- * Times `viaExecutor` and `viaForEach` alternately, `rounds` times each after one warm-up of both, so that a burst
- * of load on a shared machine hits both sides alike; reports medians and the median of the per-round ratios.
+ * Times the executor with its per-call spans off, the same executor with them on, and `Effect.forEach`, one after
+ * the other in each of `rounds` rounds (in a turning order) after one warm-up of each, so that a burst of load on a
+ * shared machine hits every side alike. Reports per-call medians and the median of the per-round ratios, in wall-clock time and in CPU
+ * time (on a loaded machine the wall clock mostly measures waiting for a core; the CPU time does not).
  */
-const compare = <E1, E2>(
+const compare = <E1, E2, E3>(
   name: string,
   calls: number,
   rounds: number,
   viaExecutor: Effect.Effect<unknown, E1>,
-  viaForEach: Effect.Effect<unknown, E2>
+  viaTracedExecutor: Effect.Effect<unknown, E2>,
+  viaForEach: Effect.Effect<unknown, E3>
 ) =>
   Effect.gen(function* () {
     yield* viaExecutor
+    yield* viaTracedExecutor
     yield* viaForEach
-    const executorMs: Array<number> = []
-    const forEachMs: Array<number> = []
+    const off: Array<{ wall: number; cpu: number }> = []
+    const on: Array<{ wall: number; cpu: number }> = []
+    const plain: Array<{ wall: number; cpu: number }> = []
+    const sides = [
+      { run: viaExecutor as Effect.Effect<unknown, unknown>, into: off },
+      { run: viaTracedExecutor as Effect.Effect<unknown, unknown>, into: on },
+      { run: viaForEach as Effect.Effect<unknown, unknown>, into: plain }
+    ]
     for (let i = 0; i < rounds; i++) {
-      executorMs.push(yield* time(viaExecutor))
-      forEachMs.push(yield* time(viaForEach))
+      // the order turns each round: a side that follows another pays for its garbage, so none always comes second
+      for (let k = 0; k < sides.length; k++) {
+        const side = sides[(i + k) % sides.length]
+        side.into.push(yield* time(side.run))
+      }
     }
     const perCall = (ms: number) => Math.round(((ms * 1000) / calls) * 10) / 10
+    const wall = (xs: typeof off) => xs.map((x) => x.wall)
+    const cpu = (xs: typeof off) => xs.map((x) => x.cpu)
+    const ratio = (xs: ReadonlyArray<number>, ys: ReadonlyArray<number>) => round2(median(xs.map((x, i) => x / ys[i])))
+    const ofFastest = (xs: ReadonlyArray<number>, ys: ReadonlyArray<number>) =>
+      round2(Math.min(...xs) / Math.min(...ys))
     return {
       name,
       calls_per_round: calls,
       rounds,
-      executor_us_per_call: perCall(median(executorMs)),
-      forEach_us_per_call: perCall(median(forEachMs)),
-      ratio: Math.round(median(executorMs.map((e, i) => e / forEachMs[i])) * 100) / 100,
-      ratio_of_fastest: Math.round((Math.min(...executorMs) / Math.min(...forEachMs)) * 100) / 100
+      executor_us_per_call: perCall(median(wall(off))),
+      executor_spans_on_us_per_call: perCall(median(wall(on))),
+      forEach_us_per_call: perCall(median(wall(plain))),
+      ratio: ratio(wall(off), wall(plain)),
+      ratio_of_fastest: ofFastest(wall(off), wall(plain)),
+      cpu_ratio: ratio(cpu(off), cpu(plain)),
+      spans_ratio: ratio(wall(on), wall(off)),
+      spans_ratio_of_fastest: ofFastest(wall(on), wall(off)),
+      spans_cpu_ratio: ratio(cpu(on), cpu(off))
     }
   })
+
+/** An executor with its per-call spans on (Effect's default tracer, no exporter); runs go under one parent span. */
+const tracedExecutor = StreamingExecutor.make().pipe(Effect.provideService(Spans.ExecutorSpans, true))
 
 /** One batch of 10,000 no-op calls, against Effect.forEach with concurrency 10 over the same handler. */
 const overhead = Effect.gen(function* () {
   const n = 10_000
   const executor = yield* ToolExecutor
+  const traced = yield* tracedExecutor
   const calls = Array.from({ length: n }, (_, i) => call(`c${i}`, "Read", 0))
   return yield* compare(
     "executor-overhead (one batch of 10,000)",
     n,
-    5,
+    6,
     executor.runBatchCollect(calls),
+    traced.runBatchCollect(calls).pipe(Effect.withSpan("bench")),
     Effect.forEach(calls, (c) => handler(c.input as { ms: number }), { concurrency: 10, discard: true })
   )
 })
 
-/** 5,000 no-op calls in batches of 10, the way a model turn brings them, against Effect.forEach over each batch. */
+/**
+ * 6,000 no-op calls (12 rounds of 50 batches of 10), the way a model turn brings them, against Effect.forEach over each batch;
+ * printed twice: as the executor's overhead, and as the cost of its per-call spans (`tracing-overhead`).
+ */
 const batchedOverhead = Effect.gen(function* () {
   const batches = 50
   const size = 10
   const executor = yield* ToolExecutor
+  const traced = yield* tracedExecutor
   const all = Array.from({ length: batches }, (_, b) =>
     Array.from({ length: size }, (_, i) => call(`b${b}c${i}`, "Read", 0))
   )
-  return yield* compare(
-    "executor-overhead-batches-of-10 (5,000 calls: 10 rounds of 50 batches)",
+  const result = yield* compare(
+    "executor-overhead-batches-of-10 (6,000 calls: 12 rounds of 50 batches)",
     batches * size,
-    10,
+    12,
     Effect.forEach(all, (batch) => executor.runBatchCollect(batch), { discard: true }),
+    Effect.forEach(all, (batch) => traced.runBatchCollect(batch), { discard: true }).pipe(Effect.withSpan("bench")),
     Effect.forEach(
       all,
       (batch) => Effect.forEach(batch, (c) => handler(c.input as { ms: number }), { concurrency: size, discard: true }),
       { discard: true }
     )
   )
+  const tracing = {
+    name: "tracing-overhead (6,000 calls in batches of 10: executor spans on vs off)",
+    calls_per_round: result.calls_per_round,
+    rounds: result.rounds,
+    spans_on_us_per_call: result.executor_spans_on_us_per_call,
+    spans_off_us_per_call: result.executor_us_per_call,
+    ratio: result.spans_ratio,
+    ratio_of_fastest: result.spans_ratio_of_fastest,
+    cpu_ratio: result.spans_cpu_ratio
+  }
+  return [tracing, result] as const
 })
 
 /** The seed 000 example: the model streams four calls over 2 s; running them takes 5 s as a batch. */
@@ -172,41 +222,8 @@ const streamingVsBatch = Effect.gen(function* () {
   }
 })
 
-/**
- * The cost of tracing: the same batches of 10 through an executor that opens its per-call spans
- * (Spans.ExecutorSpans, built by Effect's default tracer, no exporter) and through the default one, which opens
- * none, timed alternately.
- */
-const tracingOverhead = Effect.gen(function* () {
-  const batches = 50
-  const size = 10
-  const executor = yield* ToolExecutor
-  const traced = yield* StreamingExecutor.make().pipe(Effect.provideService(Spans.ExecutorSpans, true))
-  const all = Array.from({ length: batches }, (_, b) =>
-    Array.from({ length: size }, (_, i) => call(`t${b}c${i}`, "Read", 0))
-  )
-  const runOn = (e: typeof executor) => Effect.forEach(all, (batch) => e.runBatchCollect(batch), { discard: true })
-  const result = yield* compare(
-    "tracing-overhead (5,000 calls in batches of 10: executor spans on vs off)",
-    batches * size,
-    10,
-    runOn(traced).pipe(Effect.withSpan("bench")),
-    runOn(executor)
-  )
-  return {
-    name: result.name,
-    calls_per_round: result.calls_per_round,
-    rounds: result.rounds,
-    spans_on_us_per_call: result.executor_us_per_call,
-    spans_off_us_per_call: result.forEach_us_per_call,
-    ratio: result.ratio,
-    ratio_of_fastest: result.ratio_of_fastest
-  }
-})
-
 const main = Effect.gen(function* () {
-  console.log(JSON.stringify(yield* tracingOverhead))
-  console.log(JSON.stringify(yield* batchedOverhead))
+  for (const line of yield* batchedOverhead) console.log(JSON.stringify(line))
   console.log(JSON.stringify(yield* overhead))
   console.log(JSON.stringify(yield* streamingVsBatch.pipe(Effect.provide(TestContext.TestContext))))
 })

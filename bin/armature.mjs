@@ -14,10 +14,11 @@ const bundle = Path.join(root, "dist", "cli", "main.js")
 const answers = Path.join(root, "dist", "cli", "answers.json")
 const sources = Path.join(root, "src")
 
+// Run on every start in a checkout: plain string paths (Path.join's normalising was most of its time).
 const newestSource = (dir) => {
   let newest = 0
   for (const entry of Fs.readdirSync(dir, { withFileTypes: true })) {
-    const path = Path.join(dir, entry.name)
+    const path = `${dir}/${entry.name}`
     newest = Math.max(newest, entry.isDirectory() ? newestSource(path) : Fs.statSync(path).mtimeMs)
   }
   return newest

@@ -8,7 +8,8 @@
 //
 // `node scripts/build.mjs` builds both (the `prepare` script: `npm ci`, `npm pack`); `node scripts/build.mjs cli`
 // only the CLI bundle (before `npm test`, in a few seconds). ARMATURE_METAFILE=path also writes esbuild's metafile
-// of the CLI bundle there (to see what a start loads).
+// of the CLI bundle there (to see what a start loads); ARMATURE_NO_MINIFY=1 keeps the CLI bundle's names readable
+// (for a start-up profile: `node --cpu-prof bin/armature.mjs ...`).
 import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
@@ -53,6 +54,24 @@ const unusedFileParsers = {
   }
 }
 
+// effect's Schema refers to fast-check (through effect/FastCheck) to build property-test generators, which the CLI
+// never builds: bundled, fast-check was 45 kB that every start compiled and evaluated. The CLI bundle gets a
+// stand-in whose functions say so if they are ever called.
+const fastCheckNames = Object.keys(await import("fast-check")).filter((name) => name !== "default")
+const noFastCheck = {
+  name: "no-fast-check",
+  setup(build) {
+    build.onResolve({ filter: /^fast-check$/ }, () => ({ path: "fast-check", namespace: "no-fast-check" }))
+    build.onLoad({ filter: /.*/, namespace: "no-fast-check" }, () => ({
+      contents: [
+        'const unavailable = () => { throw new Error("the armature CLI does not generate property-test values (fast-check)") }',
+        ...fastCheckNames.map((name) => `export const ${name} = unavailable`)
+      ].join("\n"),
+      loader: "js"
+    }))
+  }
+}
+
 const buildCli = async () => {
   const outdir = Path.join(root, "dist/cli")
   Fs.rmSync(outdir, { recursive: true, force: true })
@@ -62,7 +81,7 @@ const buildCli = async () => {
     bundle: true,
     splitting: true,
     treeShaking: true,
-    minify: true,
+    minify: process.env.ARMATURE_NO_MINIFY !== "1",
     platform: "node",
     format: "esm",
     target: "node20",
@@ -73,7 +92,7 @@ const buildCli = async () => {
     // Bundled CommonJS dependencies may call require() for Node's built-ins.
     banner: { js: 'import { createRequire as __armatureRequire } from "node:module";const require = __armatureRequire(import.meta.url);' },
     chunkNames: "chunks/[name]-[hash]",
-    plugins: [platformNodeIndex, unusedFileParsers],
+    plugins: [platformNodeIndex, unusedFileParsers, noFastCheck],
     sourcemap: "linked",
     logLevel: "warning",
     metafile: process.env.ARMATURE_METAFILE !== undefined

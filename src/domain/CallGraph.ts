@@ -58,7 +58,8 @@ export const findCycle = (
 /** Checks a whole batch: every call well-formed and unique, every dependency known, no cycle. */
 export const checkBatch = (calls: ReadonlyArray<ToolCall>): InvalidInputError | DependencyCycleError | undefined => {
   const ids = new Set<string>()
-  for (const [i, call] of calls.entries()) {
+  for (let i = 0; i < calls.length; i++) {
+    const call = calls[i]
     const error = checkCall(call, i, ids)
     if (error !== undefined) return error
     ids.add(call.id)

@@ -12,6 +12,8 @@ export type HookEvent =
   | "SessionStart"
   | "UserPromptSubmit"
   | "Stop"
+  | "SubagentStop"
+  | "PreCompact"
 
 /** The JSON object a hook receives on stdin (fields beyond the common ones depend on the event). */
 export interface HookInput {

@@ -37,12 +37,13 @@ export const toolEvents: ReadonlySet<HookEvent> = new Set([
 
 /**
  * The value an event's matchers are tested against: the tool name for tool events, the `source` field
- * (`startup`, `resume`, `clear`, `compact`) for SessionStart, and nothing for UserPromptSubmit and Stop,
- * whose matchers are ignored (every configured hook runs).
+ * (`startup`, `resume`, `clear`, `compact`) for SessionStart, the `trigger` (`auto`, `manual`) for PreCompact, and
+ * nothing for UserPromptSubmit, Stop and SubagentStop, whose matchers are ignored (every configured hook runs).
  */
 export const matchValue = (event: HookEvent, input: HookInput): string | undefined => {
   if (toolEvents.has(event)) return input.tool_name ?? ""
   if (event === "SessionStart") return typeof input.source === "string" ? input.source : undefined
+  if (event === "PreCompact") return typeof input.trigger === "string" ? input.trigger : undefined
   return undefined
 }
 

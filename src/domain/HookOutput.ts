@@ -71,6 +71,12 @@ export const SessionStartOutput = Schema.Struct({
 /** `hookSpecificOutput` of a Stop hook (nothing beyond its name). */
 export const StopOutput = Schema.Struct({ hookEventName: Schema.Literal("Stop") })
 
+/** `hookSpecificOutput` of a SubagentStop hook (nothing beyond its name). */
+export const SubagentStopOutput = Schema.Struct({ hookEventName: Schema.Literal("SubagentStop") })
+
+/** `hookSpecificOutput` of a PreCompact hook (nothing beyond its name). */
+export const PreCompactOutput = Schema.Struct({ hookEventName: Schema.Literal("PreCompact") })
+
 /** The event-specific part of a hook's output, by event. */
 export const specificOutputs = {
   PreToolUse: PreToolUseOutput,
@@ -79,7 +85,9 @@ export const specificOutputs = {
   PermissionRequest: PermissionRequestOutput,
   UserPromptSubmit: UserPromptSubmitOutput,
   SessionStart: SessionStartOutput,
-  Stop: StopOutput
+  Stop: StopOutput,
+  SubagentStop: SubagentStopOutput,
+  PreCompact: PreCompactOutput
 } as const
 
 /** Any event-specific output. */
@@ -90,7 +98,9 @@ export const HookSpecificOutput = Schema.Union(
   PermissionRequestOutput,
   UserPromptSubmitOutput,
   SessionStartOutput,
-  StopOutput
+  StopOutput,
+  SubagentStopOutput,
+  PreCompactOutput
 )
 export type HookSpecificOutput = typeof HookSpecificOutput.Type
 

@@ -30,7 +30,9 @@ export const SettingsFile = Schema.Struct(
     hooks: Schema.optional(HooksConfig),
     sandbox: Schema.optional(SandboxSection),
     /** The model of `armature run` when neither `--model` nor `ANTHROPIC_MODEL` names one (as in Claude Code). */
-    model: Schema.optional(Schema.String)
+    model: Schema.optional(Schema.String),
+    /** The input tokens of a turn past which `armature run` compacts the conversation (docs/agents.md). */
+    autoCompactThreshold: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.nonNegative()))
   },
   Schema.Record({ key: Schema.String, value: Schema.Unknown })
 )

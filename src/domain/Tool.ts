@@ -247,7 +247,7 @@ export const make = <I, O, IE = unknown, OE = unknown, PA = unknown, PE = unknow
     searchHint: def.searchHint,
     category: def.category ?? (def.name.startsWith("mcp__") ? "mcp" : "custom"),
     timeout: Option.map(Option.fromNullable(def.timeout), Duration.decode),
-    validate: def.validate ?? (() => Effect.void),
+    validate: def.validate ?? noValidation,
     checkPermissions: def.checkPermissions ?? (() => Effect.succeed(passthrough)),
     resources: def.resources ?? (() => []),
     summarize: def.summarize ?? defaultSummary,
@@ -255,6 +255,10 @@ export const make = <I, O, IE = unknown, OE = unknown, PA = unknown, PE = unknow
     toResult: def.toResult ?? defaultToResult,
     inputJsonSchema
   }))
+
+/** The `validate` of a tool that declares none: accepts every input (the executor skips it). */
+export const noValidation = (_input: unknown, _ctx: ToolContext): Effect.Effect<void, ToolValidationError> =>
+  Effect.void
 
 /** Evaluates a safety predicate fail-closed: a thrown defect means `false`. */
 export const safely = <I>(predicate: (input: I) => boolean, input: I): boolean => {

@@ -40,30 +40,34 @@ const serveOptions = {
  */
 const baselineWasmOnly = Effect.sync(() => V8.setFlagsFromString("--liftoff-only"))
 
-/** The MCP modules (and with them the MCP SDK), loaded only by this command. */
+/**
+ * The MCP modules (and with them the MCP SDK), loaded only by this command; the HTTP transport (and its server
+ * library) only with `--http`.
+ */
 const mcpModules = Effect.promise(() =>
-  Promise.all([
-    import("../layers/mcp/McpServer.js"),
-    import("../layers/mcp/McpHttpServer.js"),
-    import("../layers/mcp/McpLogRelay.js")
-  ])
+  Promise.all([import("../layers/mcp/McpServer.js"), import("../layers/mcp/McpLogRelay.js")])
 )
+const httpModule = Effect.promise(() => import("../layers/mcp/McpHttpServer.js"))
 
 const serve = Command.make("serve", serveOptions, (options) =>
-  Effect.flatMap(Effect.zipRight(baselineWasmOnly, mcpModules), ([McpServer, McpHttpServer, McpLogRelay]) =>
+  Effect.flatMap(Effect.zipRight(baselineWasmOnly, mcpModules), ([McpServer, McpLogRelay]) =>
     Option.match(options.http, {
       onNone: () => McpServer.serve(),
       onSome: (port) =>
-        Effect.scoped(
-          McpHttpServer.serveHttp({
-            port,
-            host: options.host,
-            onListening: (address) => {
-              Effect.runSync(
-                Console.error(`MCP server listening on http://${address.host}:${address.port}${McpHttpServer.endpoint}`)
-              )
-            }
-          })
+        Effect.flatMap(httpModule, (McpHttpServer) =>
+          Effect.scoped(
+            McpHttpServer.serveHttp({
+              port,
+              host: options.host,
+              onListening: (address) => {
+                Effect.runSync(
+                  Console.error(
+                    `MCP server listening on http://${address.host}:${address.port}${McpHttpServer.endpoint}`
+                  )
+                )
+              }
+            })
+          )
         )
     }).pipe(
       Effect.provide(serveLayer(options)),

@@ -9,6 +9,7 @@ import { contentText } from "../domain/Blocks.js"
 import { InvalidInputError } from "../domain/Errors.js"
 import type { ExecutorEvent } from "../domain/ExecutorEvent.js"
 import type { PermissionDecision } from "../domain/Permission.js"
+import * as AgentDefinitions from "../layers/agent/AgentDefinitions.js"
 import * as AgentLoop from "../layers/agent/AgentLoop.js"
 import * as OtlpExport from "../layers/observability/OtlpExport.js"
 import {
@@ -46,6 +47,7 @@ export interface RunArgs extends EngineOptions {
   readonly resume: Option.Option<string>
   readonly toolLoading: ToolLoading.ToolLoading
   readonly timeline: Option.Option<string>
+  readonly compactThreshold: Option.Option<number>
   /** Keep the session in a durable store (SQLite under the state directory, or `database`). */
   readonly durable: boolean
   /** A PostgreSQL URL for durable sessions (implies `durable`). */
@@ -117,12 +119,31 @@ export const modelPrinter =
     return Effect.void
   }
 
-const printResult = (block: Block): Effect.Effect<void> =>
-  block.type === "tool_result" && "tool_use_id" in block
-    ? Console.error(
-        `  ⎿ ${block.tool_use_id} ${block.is_error === true ? "error: " : ""}${oneLine(contentText(block.content), 100)}`
+const printResult =
+  (indent: string) =>
+  (block: Block): Effect.Effect<void> =>
+    block.type === "tool_result" && "tool_use_id" in block
+      ? Console.error(
+          `${indent}  ⎿ ${block.tool_use_id} ${block.is_error === true ? "error: " : ""}${oneLine(contentText(block.content), 100)}`
+        )
+      : Effect.void
+
+/** A sub-agent's assistant message, indented under its Agent call: its calls and the first line of its text. */
+const printNested =
+  (indent: string) =>
+  (block: Block): Effect.Effect<void> => {
+    if (block.type === "tool_use" && "name" in block) {
+      return Console.error(
+        `${indent}● ${String(block.name)}(${oneLine(JSON.stringify(block.input), 80)}) ${String(block.id)}`
       )
-    : Effect.void
+    }
+    if (block.type === "text" && "text" in block && block.text.trim() !== "") {
+      return Console.error(`${indent}${oneLine(block.text, 100)}`)
+    }
+    return Effect.void
+  }
+
+const indentOf = (event: AgentLoop.AgentEvent): string => (event.parent_tool_use_id === undefined ? "" : "    ")
 
 /** Prints one agent event in the chosen format (text: what `modelPrinter` did not print already). */
 export const printer =
@@ -132,17 +153,28 @@ export const printer =
     if (output === "json") return Effect.void
     switch (event.type) {
       case "assistant":
-        return Effect.void
-      case "user":
-        return Effect.forEach(blocksOf(event.message), printResult, { discard: true })
-      case "system":
-        return event.subtype === "init"
+        // the run's own messages were printed as they streamed (modelPrinter); a sub-agent's are printed whole
+        return event.parent_tool_use_id === undefined
           ? Effect.void
-          : Console.error(
-              event.subtype === "retry"
-                ? `[model stream failed (${event.error}); retrying, attempt ${event.attempt + 1}]`
-                : `[hook] ${event.message}`
+          : Effect.forEach(blocksOf(event.message), printNested(indentOf(event)), { discard: true })
+      case "user":
+        return Effect.forEach(blocksOf(event.message), printResult(indentOf(event)), { discard: true })
+      case "system":
+        switch (event.subtype) {
+          case "init":
+            return Effect.void
+          case "retry":
+            return Console.error(
+              `${indentOf(event)}[model stream failed (${event.error}); retrying, attempt ${event.attempt + 1}]`
             )
+          case "hook":
+            return Console.error(`${indentOf(event)}[hook] ${event.message}`)
+          case "compact_boundary":
+            return Console.error(
+              `${indentOf(event)}[context compacted: ${event.compact_metadata.pre_tokens} input tokens summarized]`
+            )
+        }
+        return Effect.void
       case "result":
         return Effect.void
     }
@@ -197,6 +229,8 @@ export const runAgent = (args: RunArgs, audit: Audit.Audit = Audit.make()) =>
     const interrupts = yield* sigints
     const settings = yield* Settings
     yield* ToolLoading.preload(args.toolLoading, args.prompt)
+    const session = yield* Session
+    const definitions = yield* AgentDefinitions.load({ projectDir: session.projectDir, home: process.env.HOME })
     const result = yield* AgentLoop.run({
       prompt: args.prompt,
       model: modelOf(args.model, settings.settings.model),
@@ -208,7 +242,11 @@ export const runAgent = (args: RunArgs, audit: Audit.Audit = Audit.make()) =>
       assistantEvents: args.output === "stream-json" ? "block" : "message",
       onEvent: (event) => Effect.zipRight(record.onEvent(event), printer(args.output)(event)),
       onModelEvent: (event) => Effect.zipRight(record.onModelEvent(event), modelPrinter(args.output)(event)),
-      onExecutorEvent: record.onExecutorEvent
+      onExecutorEvent: record.onExecutorEvent,
+      agents: { definitions },
+      compaction: {
+        threshold: Option.getOrElse(args.compactThreshold, () => settings.settings.autoCompactThreshold)
+      }
     })
     if (Option.isSome(args.timeline)) {
       yield* Audit.writeTimeline(args.timeline.value, audit.entries, `armature run — session ${result.session_id}`)
@@ -292,6 +330,13 @@ const runOptions = {
   toolLoading: ToolLoading.option,
   resume: Options.text("resume").pipe(
     Options.withDescription("Continue the session with this id (its transcript is reloaded)"),
+    Options.optional
+  ),
+  compactThreshold: Options.integer("compact-threshold").pipe(
+    Options.withDescription(
+      "Compact the conversation (summarize it and continue from the summary) when a turn's input tokens pass this " +
+        "many (default: the settings' autoCompactThreshold, else 80 % of the context window; 0: never)"
+    ),
     Options.optional
   ),
   durable: Options.boolean("durable").pipe(

@@ -19,6 +19,8 @@ export interface SimpleCommand {
    * A `null` word is known only at run time and may be anything.
    */
   readonly forms: ReadonlyArray<CommandForm>
+  /** The variables assigned for this command: leading `NAME=value` words and those of `env`/`sudo` around it. */
+  readonly assigned?: ReadonlyArray<string> | undefined
 }
 
 /**

@@ -1,11 +1,12 @@
 /**
  * The executor's port: one engine, fed by a stream (while the model streams) or a whole batch. See docs/executor.md.
  */
-import { Context, Deferred, Effect, type Stream } from "effect"
+import { Context, Deferred, Effect, type Option, type Stream } from "effect"
 import type * as Admission from "../domain/Admission.js"
 import type { ToolResult } from "../domain/Blocks.js"
 import type { DependencyCycleError, InvalidInputError } from "../domain/Errors.js"
 import type { ExecutorEvent, ToolCall } from "../domain/ExecutorEvent.js"
+import type * as Tool from "../domain/Tool.js"
 
 /**
  * Which failures cancel the other calls of the batch: `declared` — a call of a tool that cancels its siblings ran
@@ -54,6 +55,11 @@ export interface ExecuteOptions {
   readonly control?: Control | undefined
   /** Names of deferred tools the model has discovered (their full schema was sent to the model). */
   readonly discovered?: ReadonlySet<string> | undefined
+  /**
+   * Finds the tool of a call, instead of the registry: an agent loop offers tools the registry does not hold (Agent)
+   * and a sub-agent only its own tools (a name it was not given is an unknown tool).
+   */
+  readonly lookup?: ((name: string) => Effect.Effect<Option.Option<Tool.Any>>) | undefined
 }
 
 /** The port. */

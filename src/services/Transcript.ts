@@ -41,13 +41,19 @@ const interruptedText =
   "The user doesn't want to proceed with this tool use. The tool use was rejected (eg. if it was a file edit, the new_string was NOT written to the file). STOP what you are doing and wait for the user to tell you how to proceed."
 
 /**
- * The conversation recorded in a transcript, ready to continue: every `user`/`assistant` message in order; an
+ * The conversation recorded in a transcript, ready to continue: every `user`/`assistant` message in order (after the
+ * last `compact_boundary` line, when the conversation was compacted); an
  * assistant message whose tool_use blocks were never answered (the process died mid-turn) gets is_error results,
  * so the resumed conversation is valid for the API.
  */
 export const messagesOf = (entries: ReadonlyArray<TranscriptEntry>): ReadonlyArray<Message> => {
   const messages: Array<Message> = []
-  for (const entry of entries) {
+  // a compacted conversation continues from its last boundary (the short history recorded after it)
+  let boundary = -1
+  entries.forEach((e, i) => {
+    if (e.type === "system" && e.subtype === "compact_boundary") boundary = i
+  })
+  for (const entry of entries.slice(boundary + 1)) {
     if ((entry.type === "user" || entry.type === "assistant") && entry.message !== undefined) {
       messages.push(entry.message)
     }

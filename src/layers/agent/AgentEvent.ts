@@ -3,6 +3,7 @@
  * it ends with (the lines of `armature run --output stream-json`). See docs/cli.md.
  */
 import type { Effect, Stream } from "effect"
+import type { AgentDefinition } from "../../domain/AgentDefinition.js"
 import type { ToolResult } from "../../domain/Blocks.js"
 import type { DependencyCycleError, InvalidInputError } from "../../domain/Errors.js"
 import type { ExecutorEvent } from "../../domain/ExecutorEvent.js"
@@ -38,8 +39,14 @@ export interface RunResult {
   readonly total_cost_usd: number
 }
 
-/** What the loop reports as it goes (the lines of `--output stream-json`). */
-export type AgentEvent =
+/**
+ * What the loop reports as it goes (the lines of `--output stream-json`). A sub-agent's events are reported in its
+ * parent's stream with `parent_tool_use_id`, the id of the Agent call that runs it (as Claude Code does).
+ */
+export type AgentEvent = AgentEventBody & { readonly parent_tool_use_id?: string | undefined }
+
+/** An event without its sub-agent marker. */
+export type AgentEventBody =
   | {
       readonly type: "system"
       readonly subtype: "init"
@@ -59,6 +66,13 @@ export type AgentEvent =
       readonly error: string
     }
   | { readonly type: "system"; readonly subtype: "hook"; readonly session_id: string; readonly message: string }
+  | {
+      /** The conversation was compacted: the requests after this line start from its summary. */
+      readonly type: "system"
+      readonly subtype: "compact_boundary"
+      readonly session_id: string
+      readonly compact_metadata: { readonly trigger: "auto" | "manual"; readonly pre_tokens: number }
+    }
   | {
       readonly type: "assistant"
       readonly session_id: string
@@ -101,6 +115,44 @@ export interface RunOptions {
    * each tool result as soon as it is yielded. The transcript records whole messages either way.
    */
   readonly assistantEvents?: "message" | "block" | undefined
+  /** The sub-agents offered through the Agent tool; absent: no Agent tool. */
+  readonly agents?: AgentsOptions | undefined
+  /** Auto-compaction and micro-compaction of the context window. */
+  readonly compaction?: CompactionOptions | undefined
+  /** Set by the Agent tool on a sub-agent's run (not for applications). */
+  readonly subagent?: SubagentRun | undefined
+}
+
+/** What makes a run a sub-agent's: its definition, the Agent call that runs it and its depth (1 for a child). */
+export interface SubagentRun {
+  readonly definition: AgentDefinition
+  readonly parentToolUseId: string
+  readonly depth: number
+}
+
+/** The sub-agents a run offers through the Agent tool. */
+export interface AgentsOptions {
+  /** The sub-agent types (see `AgentDefinitions.load` and `AgentDefinition.generalPurpose`). */
+  readonly definitions: ReadonlyArray<AgentDefinition>
+  /** How deep sub-agents nest: 1 (the default) gives sub-agents no Agent tool; 2 lets them launch one level more. */
+  readonly maxDepth?: number | undefined
+  /** Model requests of one sub-agent at most (default: the run's `maxTurns`). */
+  readonly maxTurns?: number | undefined
+}
+
+/** How the context window is managed (docs/agents.md). */
+export interface CompactionOptions {
+  /**
+   * Auto-compaction: when a turn's input tokens (uncached, cache reads and cache writes) pass this many, the
+   * conversation is summarized and continues from the summary. Default: 80 % of `contextWindow`. 0 turns it off.
+   */
+  readonly threshold?: number | undefined
+  /** The model's context window in tokens (default 200 000). */
+  readonly contextWindow?: number | undefined
+  /** Micro-compaction: tool results at least this long (characters) are replaced by a stub once old (default 20 000; 0: off). */
+  readonly microMinChars?: number | undefined
+  /** The most recent tool results kept whole by micro-compaction (default 8). */
+  readonly microKeepRecent?: number | undefined
 }
 
 /** The errors a run can end with. */

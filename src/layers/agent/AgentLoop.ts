@@ -8,22 +8,26 @@
  * result line reported (AgentEvent). This module holds the loop between turns: building each request, answering
  * every call of the message, and deciding whether the run goes on. See docs/architecture.md.
  */
-import { Deferred, Effect, Either, Option } from "effect"
+import { Deferred, Effect, Either, Option, type Scope } from "effect"
 import type { ToolResult } from "../../domain/Blocks.js"
 import * as DeferredTools from "../../domain/DeferredTools.js"
 import * as Texts from "../../domain/Texts.js"
 import { addUsage, type Message, type ModelRequest } from "../../services/LanguageModel.js"
-import { messagesOf } from "../../services/Transcript.js"
+import { messagesOf, type Transcript } from "../../services/Transcript.js"
 import * as Spans from "../observability/Spans.js"
-import { type RunOptions, type RunResult, resultEvent } from "./AgentEvent.js"
+import { type RunError, type RunOptions, type RunResult, resultEvent } from "./AgentEvent.js"
+import * as Compaction from "./Compaction.js"
 import { requestTools, systemPrompt, textOf, toolUsesOf } from "./Prompt.js"
 import * as RunContext from "./RunContext.js"
 import * as RunStart from "./RunStart.js"
 import * as Salvage from "./Salvage.js"
+import * as Subagent from "./Subagent.js"
 import * as TurnAttempt from "./TurnAttempt.js"
 
 export {
   type AgentEvent,
+  type AgentsOptions,
+  type CompactionOptions,
   defaultMaxTurns,
   type ExecutionMode,
   type ResultSubtype,
@@ -36,7 +40,7 @@ export { baseSystemPrompt, requestTools, systemPrompt, textOf } from "./Prompt.j
 /** The request of the next turn: the system prompt and tools as they are now, and every message so far. */
 const nextRequest = (run: RunContext.RunContext, sessionContext: ReadonlyArray<string>, messages: Array<Message>) =>
   Effect.gen(function* () {
-    const pool = yield* run.registry.pool({ isDenied: run.policy.isToolDenied })
+    const pool = yield* run.pool
     const discovered = yield* run.session.state.get(DeferredTools.discoveredToolsKey)
     const cwd = (yield* run.session.context.get).cwd
     const request: ModelRequest = {
@@ -50,13 +54,14 @@ const nextRequest = (run: RunContext.RunContext, sessionContext: ReadonlyArray<s
             pool,
             discovered,
             context: sessionContext,
-            append: run.options.appendSystemPrompt
+            append: run.options.appendSystemPrompt,
+            base: run.options.subagent?.definition.prompt
           }),
           cache_control: { type: "ephemeral" }
         }
       ],
       tools: requestTools(pool, discovered),
-      messages: [...messages]
+      messages: Compaction.microCompact(messages, run.options.compaction, run.transcript.path)
     }
     return { request, discovered }
   })
@@ -111,7 +116,7 @@ const endOfTurn = (
     if (outcome.stopReason === "refusal") {
       return yield* run.finish("refusal", textOf(outcome.content) || "The model refused to continue", "refusal")
     }
-    const hook = yield* run.runHook("Stop", { stop_hook_active: stop.active })
+    const hook = yield* run.runHook(run.stopEvent, { stop_hook_active: stop.active })
     const stopBlock = RunContext.blocked(hook)
     if (Option.isSome(stopBlock) && !stop.active && hook.continue) {
       stop.active = true
@@ -132,9 +137,13 @@ export const run = (options: RunOptions) =>
     Effect.tap(loop(options), (result) => Spans.annotateRun(span, result))
   )
 
-const loop = (options: RunOptions) =>
+/** The services a run uses (its transcript aside: a sub-agent gets a side chain of its own). */
+type LoopServices = Exclude<Effect.Effect.Context<ReturnType<typeof RunContext.make>>, Scope.Scope>
+
+const loop = (options: RunOptions): Effect.Effect<RunResult, RunError, LoopServices> =>
   Effect.gen(function* () {
-    const context = yield* RunContext.make(options)
+    const services = yield* Effect.context<Exclude<LoopServices, Transcript>>()
+    const context = yield* RunContext.make(options, Subagent.agentTool(loop, services))
     const { tally, transcript } = context
     const previous = messagesOf(transcript.previous)
     const messages: Array<Message> = [...previous]
@@ -176,7 +185,10 @@ const loop = (options: RunOptions) =>
       if (Option.isSome(outcome.stopAfterBatch)) {
         return yield* context.finish("stopped_by_hook", outcome.stopAfterBatch.value, outcome.stopReason)
       }
-      if (called || outcome.stopReason === "pause_turn") continue
+      if (called || outcome.stopReason === "pause_turn") {
+        yield* Compaction.maybeCompact(context, messages, outcome.usage)
+        continue
+      }
       const ended: RunResult | undefined = yield* endOfTurn(context, outcome, messages, stop)
       if (ended !== undefined) return ended
     }

@@ -19,10 +19,12 @@ export const systemPrompt = (options: {
   readonly discovered: ReadonlySet<string>
   readonly context: ReadonlyArray<string>
   readonly append?: string | undefined
+  /** Replaces the fixed text (a sub-agent's system prompt). */
+  readonly base?: string | undefined
 }): string => {
   const listing = DeferredTools.deferredListing(options.pool, options.discovered)
   return [
-    baseSystemPrompt,
+    options.base ?? baseSystemPrompt,
     `<env>\nWorking directory: ${options.cwd}\nPlatform: ${process.platform}\n</env>`,
     listing === ""
       ? ""

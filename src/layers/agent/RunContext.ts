@@ -3,12 +3,15 @@
  * abort signals, the running totals, and the three actions every part uses — record a line, run a hook, finish
  * with the result line.
  */
-import { Clock, type Context, Deferred, Effect, Option, Stream } from "effect"
+import { Clock, type Context, Deferred, Effect, Option, Ref, Stream } from "effect"
+import * as AgentDefinition from "../../domain/AgentDefinition.js"
 import type { ExecutorEvent } from "../../domain/ExecutorEvent.js"
 import type { HookEvent, HookOutcome } from "../../domain/Hook.js"
 import * as HookInputs from "../../domain/HookInputs.js"
+import type * as Tool from "../../domain/Tool.js"
 import { Hooks } from "../../services/Hooks.js"
 import {
+  addUsage,
   costOf,
   defaultMaxTokens,
   defaultModel,
@@ -54,6 +57,14 @@ export interface RunContext {
   readonly aborted: Deferred.Deferred<void>
   /** The running totals, written only by the run's own fiber. */
   readonly tally: { usage: Usage; turns: number }
+  /** The usage and cost of the run's sub-agents, added as each one ends (from the Agent calls' fibers). */
+  readonly nested: Ref.Ref<{ readonly usage: Usage; readonly costUsd: number }>
+  /** The tools offered to the model: the registry's pool, narrowed to a sub-agent's own, plus Agent when offered. */
+  readonly pool: Effect.Effect<ReadonlyArray<Tool.Any>>
+  /** Finds a call's tool among those offered (for the executor): a tool not offered is unknown. */
+  readonly lookup: (name: string) => Effect.Effect<Option.Option<Tool.Any>>
+  /** The hook event that ends a turn: Stop, or SubagentStop in a sub-agent. */
+  readonly stopEvent: "Stop" | "SubagentStop"
   /** Records a line in the transcript and (unless told not to) reports it. */
   readonly record: (event: AgentEvent, report?: boolean) => Effect.Effect<void, TranscriptError>
   /** Runs the hooks of an event; their system messages and errors are reported as `hook` events. */
@@ -72,8 +83,14 @@ export const blocked = (outcome: HookOutcome): Option.Option<string> =>
     ? Option.some(outcome.reason ?? outcome.blocks.map((b) => b.reason).join("\n"))
     : Option.none()
 
-/** Builds the context of a run; the user's interrupts are watched for the run's scope. */
-export const make = Effect.fn("AgentLoop.makeContext")(function* (options: RunOptions) {
+/**
+ * Builds the context of a run; the user's interrupts are watched for the run's scope. `agentTool` makes the Agent
+ * tool of this run (it needs the context to launch sub-agents).
+ */
+export const make = Effect.fn("AgentLoop.makeContext")(function* (
+  options: RunOptions,
+  agentTool?: (run: RunContext) => Effect.Effect<Tool.Any | undefined>
+) {
   const session = yield* Session
   const registry = yield* ToolRegistry
   const executor = yield* ToolExecutor
@@ -123,8 +140,10 @@ export const make = Effect.fn("AgentLoop.makeContext")(function* (options: RunOp
 
   const modelName = options.model ?? defaultModel
   const tally = { usage: emptyUsage, turns: 0 }
+  const nested = yield* Ref.make({ usage: emptyUsage, costUsd: 0 })
   const finish = (subtype: ResultSubtype, result: string, stopReason: StopReason | null) =>
     Effect.gen(function* () {
+      const totals = yield* Ref.get(nested)
       const line: RunResult = {
         type: "result",
         subtype,
@@ -134,13 +153,35 @@ export const make = Effect.fn("AgentLoop.makeContext")(function* (options: RunOp
         result,
         stop_reason: stopReason,
         duration_ms: (yield* Clock.currentTimeMillis) - startedAt,
-        usage: tally.usage,
-        total_cost_usd: costOf(modelName, tally.usage)
+        usage: addUsage(tally.usage, totals.usage),
+        total_cost_usd: costOf(modelName, tally.usage) + totals.costUsd
       }
       yield* record(line)
       yield* transcript.sync
       return line
     })
+
+  // which tools this run offers: a sub-agent only its declared ones (Agent only below the nesting limit)
+  const subagent = options.subagent
+  const nesting = subagent !== undefined && subagent.depth < (options.agents?.maxDepth ?? 1)
+  const allows = (name: string) =>
+    subagent === undefined || AgentDefinition.allowsTool(subagent.definition, name, nesting)
+  let agent: Tool.Any | undefined
+  const offeredAgent = () =>
+    agent !== undefined && allows(agent.name) && !policy.isToolDenied(agent) ? agent : undefined
+  const pool = Effect.map(registry.pool({ isDenied: policy.isToolDenied }), (tools) => {
+    const own = tools.filter((tool) => tool.name !== "Agent" && allows(tool.name))
+    const extra = offeredAgent()
+    return extra === undefined ? own : [extra, ...own]
+  })
+  const lookup = (name: string) => {
+    const extra = offeredAgent()
+    if (extra !== undefined && name === extra.name) return Effect.succeed(Option.some(extra))
+    return Effect.map(
+      registry.lookup(name),
+      Option.filter((tool) => tool.name !== "Agent" && allows(tool.name))
+    )
+  }
 
   const context: RunContext = {
     session,
@@ -160,9 +201,14 @@ export const make = Effect.fn("AgentLoop.makeContext")(function* (options: RunOp
     interrupted,
     aborted,
     tally,
+    nested,
+    pool,
+    lookup,
+    stopEvent: options.subagent === undefined ? "Stop" : "SubagentStop",
     record,
     runHook,
     finish
   }
+  if (agentTool !== undefined) agent = yield* agentTool(context)
   return context
 })

@@ -44,7 +44,7 @@ export const start = Effect.fn("AgentLoop.start")(function* (
     ])
   }
 
-  const initialPool = yield* run.registry.pool({ isDenied: policy.isToolDenied })
+  const initialPool = yield* run.pool
   const startDiscovered = yield* session.state.get(DeferredTools.discoveredToolsKey)
   const context = yield* session.context.get
   yield* run.record({
@@ -58,6 +58,13 @@ export const start = Effect.fn("AgentLoop.start")(function* (
     deferred_tools: initialPool.filter((t) => !DeferredTools.isLoaded(t, startDiscovered)).map((t) => t.name),
     resumed: previous.length > 0
   })
+  if (options.subagent !== undefined) {
+    // a sub-agent's prompt is the Agent call's: no session starts and no user prompt is submitted
+    const promptMessage: Message = { role: "user", content: [{ type: "text", text: options.prompt }] }
+    messages.push(promptMessage)
+    yield* run.record({ type: "user", session_id: session.id, message: promptMessage }, false)
+    return Either.right<Started>({ sessionContext: [] })
+  }
   const sessionStart = yield* run.runHook("SessionStart", { source: previous.length > 0 ? "resume" : "startup" })
 
   const promptOutcome = yield* run.runHook("UserPromptSubmit", { prompt: options.prompt })

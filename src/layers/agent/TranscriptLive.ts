@@ -35,28 +35,38 @@ export const read = (path: string) =>
   }).pipe(Effect.mapError((e) => new TranscriptError({ path, message: e.message })))
 
 /** Opens the session's transcript for appending, for the life of the scope. */
-export const make = Effect.gen(function* () {
-  const fs = yield* FileSystem.FileSystem
-  const session = yield* Session
-  const path = session.transcriptPath
-  const fail = (e: { readonly message: string }) => new TranscriptError({ path, message: e.message })
-  const previous = yield* read(path)
-  yield* fs.makeDirectory(Path.dirname(path), { recursive: true }).pipe(Effect.mapError(fail))
-  const file = yield* fs.open(path, { flag: "a" }).pipe(Effect.mapError(fail))
-  const lock = yield* Effect.makeSemaphore(1)
-  return Transcript.of({
-    path,
-    previous,
-    append: (entry) =>
-      lock.withPermits(1)(
-        Effect.suspend(() => {
-          const line = JSON.stringify({ ...entry, session_id: session.id, timestamp: new Date().toISOString() })
-          return file.writeAll(encoder.encode(`${line}\n`))
-        }).pipe(Effect.mapError(fail))
-      ),
-    sync: lock.withPermits(1)(file.sync).pipe(Effect.mapError(fail))
+export const make = Effect.flatMap(Session, (session) => openAt(session.transcriptPath, session.id))
+
+/**
+ * Opens a transcript at `path` for appending, for the life of the scope; `fields` are added to every line (a
+ * sub-agent's side chain carries `parent_tool_use_id`).
+ */
+export const openAt = (path: string, sessionId: string, fields: Record<string, unknown> = {}) =>
+  Effect.gen(function* () {
+    const fs = yield* FileSystem.FileSystem
+    const fail = (e: { readonly message: string }) => new TranscriptError({ path, message: e.message })
+    const previous = yield* read(path)
+    yield* fs.makeDirectory(Path.dirname(path), { recursive: true }).pipe(Effect.mapError(fail))
+    const file = yield* fs.open(path, { flag: "a" }).pipe(Effect.mapError(fail))
+    const lock = yield* Effect.makeSemaphore(1)
+    return Transcript.of({
+      path,
+      previous,
+      append: (entry) =>
+        lock.withPermits(1)(
+          Effect.suspend(() => {
+            const line = JSON.stringify({
+              ...entry,
+              ...fields,
+              session_id: sessionId,
+              timestamp: new Date().toISOString()
+            })
+            return file.writeAll(encoder.encode(`${line}\n`))
+          }).pipe(Effect.mapError(fail))
+        ),
+      sync: lock.withPermits(1)(file.sync).pipe(Effect.mapError(fail))
+    })
   })
-})
 
 /** The transcript as a layer (needs FileSystem and Session). */
 export const layer = Layer.scoped(Transcript, make)

@@ -93,27 +93,29 @@ const startExecutor = (
     const results = new Map<string, ToolResult>()
     const yielded = new Map<string, ToolResult>()
     const state = { stopAfterBatch: Option.none<string>() }
-    const fiber = yield* run.executor.execute(Mailbox.toStream(calls), { control, discovered }).pipe(
-      Stream.runForEach((event) =>
-        Effect.zipRight(
-          Effect.sync(() => {
-            if (event.type !== "tool_result") return
-            const result = toToolResult(event)
-            results.set(event.tool_use_id, result)
-            yielded.set(event.tool_use_id, result)
-            if (event.continue === false && Option.isNone(state.stopAfterBatch)) {
-              state.stopAfterBatch = Option.some(event.stopReason ?? "A hook stopped the turn")
-            }
-          }),
+    const fiber = yield* run.executor
+      .execute(Mailbox.toStream(calls), { control, discovered, lookup: run.lookup })
+      .pipe(
+        Stream.runForEach((event) =>
           Effect.zipRight(
-            run.onExecutorEvent(event),
-            event.type === "tool_result" ? report(toToolResult(event)) : Effect.void
+            Effect.sync(() => {
+              if (event.type !== "tool_result") return
+              const result = toToolResult(event)
+              results.set(event.tool_use_id, result)
+              yielded.set(event.tool_use_id, result)
+              if (event.continue === false && Option.isNone(state.stopAfterBatch)) {
+                state.stopAfterBatch = Option.some(event.stopReason ?? "A hook stopped the turn")
+              }
+            }),
+            Effect.zipRight(
+              run.onExecutorEvent(event),
+              event.type === "tool_result" ? report(toToolResult(event)) : Effect.void
+            )
           )
-        )
-      ),
-      Effect.orDie,
-      Effect.forkScoped
-    )
+        ),
+        Effect.orDie,
+        Effect.forkScoped
+      )
     return { calls, results, yielded, state, fiber }
   })
 

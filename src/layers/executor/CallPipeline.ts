@@ -5,7 +5,7 @@
  * at arrival (the scheduler needs the decoded input to know whether the call is concurrency-safe) and use
  * `decode` from here too. See docs/executor.md.
  */
-import { Cause, Duration, Effect, Either, Option, type ParseResult, Ref, Schema } from "effect"
+import { Cause, Duration, Effect, Either, Exit, Option, type ParseResult, Ref, Schema, type Tracer } from "effect"
 import type { ToolResultContent } from "../../domain/Blocks.js"
 import type { ToolFailure } from "../../domain/Errors.js"
 import type { ToolCall } from "../../domain/ExecutorEvent.js"
@@ -52,12 +52,20 @@ export interface Started {
   readonly input: unknown
 }
 
+/** A traced call: the opener of its spans and its `execute_tool` span, the parent of its steps' spans. */
+export interface Tracing {
+  readonly opener: Spans.Opener
+  readonly span: Tracer.Span
+}
+
 /** What the executor lends a running call. */
 export interface Links {
   readonly progress: (data: unknown) => Effect.Effect<void>
   readonly interrupted: Effect.Effect<void>
-  /** Told once the tool has returned: from then on a cancellation must not replace its result. */
-  readonly ran: (outcome: Outcome) => Effect.Effect<void>
+  /** Told (from the call's fiber) once the tool has returned: from then on a cancellation must not replace its result. */
+  ran(outcome: Outcome): void
+  /** Present when the executor's per-call spans are on. */
+  readonly tracing?: Tracing | undefined
 }
 
 type Decoder = (raw: unknown) => Either.Either<unknown, ParseResult.ParseError>
@@ -95,16 +103,20 @@ export const decode = (tool: Tool.Any, raw: unknown, undiscovered = false): Eith
   )
 }
 
+const valid: Effect.Effect<Option.Option<Outcome>> = Effect.succeed(Option.none())
+
 /** Runs the tool's own `validate`; a refusal when it rejects the input. */
 export const validate = (
   tool: Tool.Any,
   input: unknown,
   ctx: Tool.ToolContext
 ): Effect.Effect<Option.Option<Outcome>> =>
-  tool.validate(input, ctx).pipe(
-    Effect.as(Option.none<Outcome>()),
-    Effect.catchAll((invalid) => Effect.succeed(Option.some(errorOutcome(Texts.validationFailed(invalid.message)))))
-  )
+  tool.validate === Tool.noValidation
+    ? valid
+    : tool.validate(input, ctx).pipe(
+        Effect.as(Option.none<Outcome>()),
+        Effect.catchAll((invalid) => Effect.succeed(Option.some(errorOutcome(Texts.validationFailed(invalid.message)))))
+      )
 
 /** The result of a step that may replace the input or stop the call with an outcome. */
 export type Step =
@@ -118,20 +130,44 @@ const stop = (outcome: Outcome): Step => ({ _tag: "Stop", outcome })
 export const replaceInput = (tool: Tool.Any, input: unknown, updated: unknown): Step =>
   updated === undefined ? proceed(input) : Either.match(decode(tool, updated), { onLeft: stop, onRight: proceed })
 
-/** The permission decision, then (when it asks) the PermissionRequest hooks and the approver. */
+/**
+ * The permission decision, then (when it asks) the PermissionRequest hooks and the approver. Traced, it runs in an
+ * `armature.permission` span opened directly under the call's span; the fiber's context changes only when the
+ * decision asks (the hooks' and the approver's spans then nest under it).
+ */
 export const permit = (
   services: Services,
   request: PermissionRequest,
-  hookInputFor: (event: HookEvent, input: unknown, extra?: Record<string, unknown>) => HookInput
-): Effect.Effect<Step> =>
-  services.spans
-    ? Spans.spanWith(Spans.names.permission, undefined, (span) =>
-        Effect.flatMap(services.policy.decide(request), (decision) => {
-          Spans.annotateDecision(span, decision)
-          return decided(services, request, decision, hookInputFor)
+  hookInputFor: (event: HookEvent, input: unknown, extra?: Record<string, unknown>) => HookInput,
+  tracing?: Tracing
+): Effect.Effect<Step> => {
+  if (tracing === undefined) {
+    return Effect.flatMap(services.policy.decide(request), (decision) =>
+      decided(services, request, decision, hookInputFor)
+    )
+  }
+  const { opener } = tracing
+  return Effect.suspend(() => {
+    const span = Spans.open(opener, Spans.names.permission, tracing.span)
+    return Effect.flatMap(Effect.exit(services.policy.decide(request)), (exit) => {
+      if (Exit.isFailure(exit)) {
+        Spans.close(opener, span, exit)
+        return Effect.failCause(exit.cause)
+      }
+      const decision = exit.value
+      Spans.annotateDecision(span, decision)
+      if (decision.behavior !== "ask") {
+        Spans.close(opener, span, Exit.void)
+        return decided(services, request, decision, hookInputFor)
+      }
+      return Effect.onExit(Effect.withParentSpan(ask(services, request, decision, hookInputFor), span), (exit) =>
+        Effect.sync(() => {
+          Spans.close(opener, span, exit)
         })
       )
-    : Effect.flatMap(services.policy.decide(request), (decision) => decided(services, request, decision, hookInputFor))
+    })
+  })
+}
 
 /** What a decision means for the call: stop on deny, go on on allow, ask the hooks and the approver on ask. */
 const decided = (
@@ -181,7 +217,7 @@ export type Invocation =
 
 const timedOut: Invocation = { _tag: "TimedOut" }
 const returned = (value: unknown): Invocation => ({ _tag: "Returned", value })
-const failed = (cause: Cause.Cause<ToolFailure>) => Effect.succeed<Invocation>({ _tag: "Failed", cause })
+const failedWith = (cause: Cause.Cause<ToolFailure>): Invocation => ({ _tag: "Failed", cause })
 
 /**
  * Calls the tool (or reuses a cached read), under its timeout; a write invalidates cached reads even if cut short.
@@ -192,16 +228,19 @@ export const invoke = (
   tool: Tool.Any,
   input: unknown,
   ctx: Tool.ToolContext,
-  spans = false
+  tracing?: Tracing
 ): Effect.Effect<Invocation> => {
-  const body = spans ? Spans.span(Spans.names.body)(tool.call(input, ctx)) : tool.call(input, ctx)
-  const called = Option.isNone(tool.timeout)
-    ? Effect.map(body, returned)
-    : Effect.map(
-        Effect.timeoutOption(body, tool.timeout.value),
-        Option.match({ onNone: () => timedOut, onSome: returned })
-      )
-  const settled = Effect.catchAllCause(called, failed)
+  const body =
+    tracing === undefined
+      ? tool.call(input, ctx)
+      : Spans.within(tracing.opener, Spans.names.body, tracing.span, () => tool.call(input, ctx))
+  // one step for the result or the failure (Effect.map and catchAllCause would take three)
+  const settled = Option.isNone(tool.timeout)
+    ? Effect.matchCause(body, { onSuccess: returned, onFailure: failedWith })
+    : Effect.matchCause(Effect.timeoutOption(body, tool.timeout.value), {
+        onSuccess: Option.match({ onNone: () => timedOut, onSome: returned }),
+        onFailure: failedWith
+      })
   if (cache === noResultCache) return settled
   if (!Tool.safely(tool.isReadOnly, input)) return Effect.ensuring(settled, cache.invalidate(resourcesOf(tool, input)))
   return Effect.flatMap(cache.lookup(tool, input), (cached) =>
@@ -256,14 +295,35 @@ export const failureOf = (tool: Tool.Any, invocation: Invocation & { readonly _t
         onSome: failureText
       })
 
-/** What one started call carries through its steps. */
-interface Running {
-  readonly started: Started
-  readonly links: Links
-  readonly ctx: Tool.ToolContext
+/**
+ * What one started call carries through its steps. A class, so that starting a call allocates one object and no
+ * closures: the hook runners are its methods.
+ */
+class Running {
+  constructor(
+    readonly started: Started,
+    readonly links: Links,
+    readonly ctx: Tool.ToolContext,
+    private readonly services: Services
+  ) {}
+
+  /** The input of this call's hooks for `event`. */
+  hookInputFor(event: HookEvent, input: unknown, extra?: Record<string, unknown>): HookInput {
+    const { session, policy } = this.services
+    const hookSession: HookSession = {
+      sessionId: session.id,
+      transcriptPath: session.transcriptPath,
+      cwd: this.ctx.cwd,
+      permissionMode: policy.mode
+    }
+    const { call, tool } = this.started
+    return toolHookInput(hookSession, event, { toolName: tool.name, input, toolUseId: call.id }, extra)
+  }
+
   /** Runs the hooks of an event on this call, building their input only when some hook listens. */
-  readonly hooks: (event: HookEvent, input: unknown, extra?: Record<string, unknown>) => Effect.Effect<HookOutcome>
-  readonly hookInputFor: (event: HookEvent, input: unknown, extra?: Record<string, unknown>) => HookInput
+  hooks(event: HookEvent, input: unknown, extra?: Record<string, unknown>): Effect.Effect<HookOutcome> {
+    return runIfAny(this.services.hooks, event, () => this.hookInputFor(event, input, extra))
+  }
 }
 
 const succeed = <A>(a: A): Effect.Effect<A> => Effect.succeed(a)
@@ -275,13 +335,7 @@ const catchDefects = (cause: Cause.Cause<never>): Effect.Effect<Outcome> =>
 
 /** The pipeline over the given services. */
 export const make = (services: Services) => {
-  const { hooks, policy, session } = services
-  const hookSession = (cwd: string): HookSession => ({
-    sessionId: session.id,
-    transcriptPath: session.transcriptPath,
-    cwd,
-    permissionMode: policy.mode
-  })
+  const { policy, session } = services
 
   /** A failed invocation: PostToolUseFailure, then an error outcome that may cascade. */
   const afterFailure = (
@@ -324,23 +378,21 @@ export const make = (services: Services) => {
         modifier,
         executionFailed: false
       }
-      return r.links.ran(ran).pipe(
-        Effect.zipRight(r.hooks("PostToolUse", input, { tool_response: output })),
-        Effect.map(
-          (post): Outcome => ({
-            ...ran,
-            content: afterPostToolUse(tool, content, post),
-            continue: pre.continue && post.continue,
-            stopReason: pre.stopReason ?? post.stopReason
-          })
-        )
+      r.links.ran(ran)
+      return Effect.flatMap(r.hooks("PostToolUse", input, { tool_response: output }), (post) =>
+        succeed<Outcome>({
+          ...ran,
+          content: afterPostToolUse(tool, content, post),
+          continue: pre.continue && post.continue,
+          stopReason: pre.stopReason ?? post.stopReason
+        })
       )
     })
   }
 
   /** Once permitted: the call itself, then the success or failure path. */
   const call = (r: Running, pre: HookOutcome, input: unknown): Effect.Effect<Outcome> =>
-    Effect.flatMap(invoke(services.cache, r.started.tool, input, r.ctx, services.spans), (invocation) =>
+    Effect.flatMap(invoke(services.cache, r.started.tool, input, r.ctx, r.links.tracing), (invocation) =>
       invocation._tag === "TimedOut" || invocation._tag === "Failed"
         ? afterFailure(r, pre, input, invocation)
         : afterSuccess(r, pre, input, invocation)
@@ -358,8 +410,9 @@ export const make = (services: Services) => {
       const updated = replaceInput(tool, input, pre.updatedInput)
       if (updated._tag === "Stop") return succeed(updated.outcome)
       const request = { tool, input: updated.input, toolUseId: block.id, context: r.ctx, hookDecision: pre.decision }
-      return Effect.flatMap(permit(services, request, r.hookInputFor), (permitted) =>
-        permitted._tag === "Stop" ? succeed(permitted.outcome) : call(r, pre, permitted.input)
+      return Effect.flatMap(
+        permit(services, request, (event, input, extra) => r.hookInputFor(event, input, extra), r.links.tracing),
+        (permitted) => (permitted._tag === "Stop" ? succeed(permitted.outcome) : call(r, pre, permitted.input))
       )
     })
   }
@@ -367,26 +420,18 @@ export const make = (services: Services) => {
   /** Runs a started call to its outcome. Interruption passes through; any other defect becomes an error result. */
   const run = (started: Started, links: Links): Effect.Effect<Outcome> =>
     Effect.flatMap(Ref.get(session.context), ({ cwd }) => {
-      const { call, tool } = started
       const ctx: Tool.ToolContext = {
-        toolUseId: call.id,
+        toolUseId: started.call.id,
         cwd,
         permissionMode: policy.mode,
         progress: links.progress,
         interrupted: links.interrupted,
         state: session.state
       }
-      const hookInputFor = (event: HookEvent, input: unknown, extra?: Record<string, unknown>) =>
-        toolHookInput(hookSession(cwd), event, { toolName: tool.name, input, toolUseId: call.id }, extra)
-      const r: Running = {
-        started,
-        links,
-        ctx,
-        hookInputFor,
-        hooks: (event, input, extra) => runIfAny(hooks, event, () => hookInputFor(event, input, extra))
-      }
-      return Effect.flatMap(validate(tool, started.input, ctx), (invalid) =>
-        Option.isSome(invalid) ? succeed(invalid.value) : afterValidate(r)
+      const running = new Running(started, links, ctx, services)
+      if (started.tool.validate === Tool.noValidation) return afterValidate(running)
+      return Effect.flatMap(validate(started.tool, started.input, ctx), (invalid) =>
+        Option.isSome(invalid) ? succeed(invalid.value) : afterValidate(running)
       )
     }).pipe(Effect.catchAllCause(catchDefects))
 

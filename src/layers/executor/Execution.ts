@@ -10,19 +10,18 @@
  */
 import {
   type Cause,
+  Context,
   Deferred,
   Effect,
   Exit,
-  Fiber,
   FiberSet,
-  type Mailbox,
+  Mailbox,
   Option,
-  Queue,
   Ref,
   Runtime,
   type Scope,
   Stream,
-  type Tracer
+  Tracer
 } from "effect"
 import type { Scheduling } from "../../domain/Admission.js"
 import { makeStreamCheck } from "../../domain/CallGraph.js"
@@ -55,6 +54,8 @@ export interface Options {
   /** Present when the caller holds a control handle; absent, nobody can interrupt this execution. */
   readonly control: Control | undefined
   readonly discovered: ReadonlySet<string> | undefined
+  /** Finds a call's tool instead of the registry (see `ExecuteOptions.lookup`). */
+  readonly lookup?: ((name: string) => Effect.Effect<Option.Option<Tool.Any>>) | undefined
 }
 
 /**
@@ -108,6 +109,36 @@ type Message<E> =
 type Failure<E> = E | InvalidInputError | DependencyCycleError
 
 /**
+ * What the execution lends one running call (`CallPipeline.Links`): its progress events, the execution's interrupt
+ * signal, its span, and a slot for the tool's result once the tool returned, which the call's exit carries to the
+ * owner. A class, so that starting a call allocates one object rather than a closure per link.
+ */
+class Link implements CallPipeline.Links {
+  outcome: Outcome | undefined = undefined
+  tracing: CallPipeline.Tracing | undefined = undefined
+  readonly progress: (data: unknown) => Effect.Effect<void>
+  constructor(
+    id: string,
+    emit: Sink<unknown>["emit"] | undefined,
+    now: () => number,
+    readonly interrupted: Effect.Effect<void>
+  ) {
+    this.progress =
+      emit === undefined
+        ? noProgress
+        : (data) =>
+            Effect.sync(() => {
+              emit([{ type: "progress", tool_use_id: id, data, t_ms: now() }])
+            })
+  }
+  ran(outcome: Outcome): void {
+    this.outcome = outcome
+  }
+}
+
+const noProgress = (_: unknown): Effect.Effect<void> => Effect.void
+
+/**
  * Starts an execution in the current scope; its events go to `sink`, which is told when it ends. With `inline`, a
  * batch's owner runs in the calling fiber, which returns once the sink was told the end (a caller that only waits
  * for the results saves a fiber and a wake per batch); a stream's owner always has its own fiber.
@@ -121,112 +152,63 @@ export const run = <E>(
 ): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function* () {
     const clock = yield* Effect.clock
-    const spans = yield* Spans.ExecutorSpans
+    const opener = (yield* Spans.ExecutorSpans) ? yield* Spans.opener : undefined
     const startedAt = clock.unsafeCurrentTimeMillis()
     const now = () => clock.unsafeCurrentTimeMillis() - startedAt
-    const inbox = yield* Queue.unbounded<Message<Failure<E>>>()
+    const inbox = yield* Mailbox.make<Message<Failure<E>>>()
     const fibers = yield* FiberSet.make<unknown, unknown>()
     const semaphore = yield* Effect.makeSemaphore(options.cap)
     const state = ExecutionState.make({ ...options, now, detailed: sink.detailed })
-    const send = (message: Message<Failure<E>>) => Queue.offer(inbox, message)
+    const send = (message: Message<Failure<E>>) => inbox.offer(message)
     const interrupted = options.control === undefined ? Effect.never : Deferred.await(options.control.interrupted)
-    const noProgress = (_: unknown) => Effect.void
+    const permitsOf = (entry: ExecutionState.Entry) =>
+      entry.safe || options.scheduling === "resources" ? 1 : options.cap
 
     /**
-     * A started call: its pipeline under its permits. `slot.ran` keeps its tool's result once the tool returned;
-     * the owner's observer of the fiber reports the exit with it.
+     * Starts a call: its `execute_tool` span, then its pipeline in a fiber of its own, started with the owner's
+     * runtime at once rather than at the scheduler's next turn (a call that finishes without waiting has posted its
+     * exit before the owner reads its inbox again, which saves the owner a wake per call). The call's span is the
+     * parent span in the fiber's initial context, so what the pipeline opens nests under it with no further
+     * change of context. The fiber only talks to the owner through the inbox: starting it here touches no state.
      */
-    const callFiber = (entry: ExecutionState.Entry, slot: { ran: Outcome | undefined }) => {
-      const permits = entry.safe || options.scheduling === "resources" ? 1 : options.cap
-      const links: CallPipeline.Links = {
-        progress: sink.detailed
-          ? (data) =>
-              Effect.sync(() => {
-                sink.emit([{ type: "progress", tool_use_id: entry.call.id, data, t_ms: now() }])
-              })
-          : noProgress,
-        interrupted,
-        ran: (outcome) =>
-          Effect.sync(() => {
-            slot.ran = outcome
-          })
-      }
-      const pipeline = env.pipeline.run({ call: entry.call, tool: entry.tool!, input: entry.input }, links)
-      const traced = entry.span === undefined ? pipeline : Effect.withParentSpan(pipeline, entry.span)
-      // The planner starts a call only when its permits are free, so they are taken at once (`withPermits` would
-      // always pass through the scheduler first); waiting for them stays as the fallback should they not be.
-      return semaphore
-        .withPermitsIfAvailable(permits)(traced)
-        .pipe(
-          Effect.flatMap((outcome) =>
-            Option.isSome(outcome) ? Effect.succeed(outcome.value) : semaphore.withPermits(permits)(traced)
-          ),
-          Effect.interruptible
-        )
-    }
-
-    /**
-     * Carries out a transition's commands, in order: modifiers, events, starts, interrupts. Calls start with the
-     * owner's runtime, at once rather than at the scheduler's next turn: a call that finishes without waiting on
-     * anything has sent its exit before the owner looks at its inbox again, which saves the owner a wake per call.
-     * A started call only ever talks to the owner through the inbox, so starting it here touches no state.
-     */
-    const carryOut = (runtime: Runtime.Runtime<never>, commands: ExecutionState.Commands): Effect.Effect<void> => {
-      const rest = () => {
-        if (commands.events.length > 0) sink.emit(commands.events)
-        const steps: Array<Effect.Effect<void>> = []
-        for (const entry of commands.start) steps.push(startCall(runtime, entry))
-        for (const entry of commands.completed) steps.push(endSpan(entry))
-        if (commands.interrupt.length > 0) {
-          steps.push(Effect.forEach(commands.interrupt, Fiber.interruptFork, { discard: true }))
-        }
-        return steps.length === 0 ? Effect.void : Effect.all(steps, { discard: true })
-      }
-      const { modifiers } = commands
-      return modifiers.length === 0
-        ? rest()
-        : Effect.zipRight(
-            Ref.update(env.session.context, (c) => modifiers.reduce((a, m) => m(a), c)),
-            Effect.suspend(rest)
-          )
-    }
-
-    /** Opens a call's `execute_tool` span and starts its fiber with the owner's runtime; its exit goes to the inbox. */
     const startCall = (runtime: Runtime.Runtime<never>, entry: ExecutionState.Entry) => {
       const startedAt = now()
       entry.startedAt = startedAt
       Metrics.callStarted(entry.call.name, startedAt - entry.queuedAt)
-      const fork = (span: Tracer.Span | undefined) => {
+      const link = new Link(entry.call.id, sink.detailed ? sink.emit : undefined, now, interrupted)
+      let fiberRuntime = runtime
+      if (opener !== undefined) {
+        const span = Spans.openTool(opener, entry.tool, entry.call.name, entry.call.id, startedAt - entry.queuedAt)
         entry.span = span
-        const slot: { ran: Outcome | undefined } = { ran: undefined }
-        const fiber = Runtime.runFork(runtime, callFiber(entry, slot))
-        // told at once if the call already ended; the inbox is unbounded, so the offer always succeeds
-        fiber.addObserver((exit) => {
-          inbox.unsafeOffer({ _tag: "Exited", entry, exit, ran: slot.ran })
+        link.tracing = { opener, span }
+        fiberRuntime = Runtime.make({
+          context: Context.add(runtime.context, Tracer.ParentSpan, span),
+          fiberRefs: runtime.fiberRefs,
+          runtimeFlags: runtime.runtimeFlags
         })
-        FiberSet.unsafeAdd(fibers, fiber)
-        if (entry.status === "executing") entry.fiber = fiber
       }
-      if (!spans) return Effect.sync(() => fork(undefined))
-      return Effect.map(Spans.startTool(entry.tool, entry.call.name, entry.call.id, startedAt - entry.queuedAt), fork)
+      const started = { call: entry.call, tool: entry.tool!, input: entry.input }
+      const fiber = Runtime.runFork(fiberRuntime, Effect.interruptible(env.pipeline.run(started, link)))
+      // told at once if the call already ended; the inbox is unbounded, so the offer always succeeds
+      fiber.addObserver((exit) => {
+        inbox.unsafeOffer({ _tag: "Exited", entry, exit, ran: link.outcome })
+      })
+      // a call that already ended (it never waited) needs no place in the set, nor in its entry
+      if (fiber.unsafePoll() !== null) return
+      FiberSet.unsafeAdd(fibers, fiber)
+      if (entry.status === "executing") entry.fiber = fiber
     }
 
-    /** Ends a completed call's `execute_tool` span; a call that never started gets an instant one. */
-    const endSpan = (entry: ExecutionState.Entry) =>
-      Effect.suspend(() => {
-        const outcome = entry.outcome!
-        Metrics.callEnded(entry.call.name, outcome, entry.startedAt === undefined ? undefined : now() - entry.startedAt)
-        // the span is let go once ended, like the call's fiber
-        if (entry.span !== undefined) {
-          Spans.endTool(entry.span, outcome, clock.unsafeCurrentTimeNanos())
-          entry.span = undefined
-          return Effect.void
-        }
-        if (!spans) return Effect.void
-        return Effect.map(Spans.startTool(entry.tool, entry.call.name, entry.call.id, undefined), (span) =>
-          Spans.endTool(span, outcome, clock.unsafeCurrentTimeNanos())
-        )
-      })
+    /** Ends a completed call's `execute_tool` span (a call that never started gets an instant one) and metrics. */
+    const ended = (entry: ExecutionState.Entry) => {
+      const outcome = entry.outcome!
+      Metrics.callEnded(entry.call.name, outcome, entry.startedAt === undefined ? undefined : now() - entry.startedAt)
+      if (opener === undefined) return
+      const span = entry.span ?? Spans.openTool(opener, entry.tool, entry.call.name, entry.call.id, undefined)
+      Spans.endTool(span, outcome, opener.now())
+      // the span is let go once ended, like the call's fiber
+      entry.span = undefined
+    }
 
     /** Ends the spans of calls a discard cut short. */
     const endDiscarded = Effect.sync(() => {
@@ -234,18 +216,22 @@ export const run = <E>(
         if (entry.startedAt !== undefined && entry.outcome === undefined) {
           const outcome = cancelledOutcome(Texts.rejected, "discard")
           Metrics.callEnded(entry.call.name, outcome, now() - entry.startedAt)
-          if (entry.span !== undefined) Spans.endTool(entry.span, outcome, clock.unsafeCurrentTimeNanos())
+          if (entry.span !== undefined && opener !== undefined) Spans.endTool(entry.span, outcome, opener.now())
         }
       }
     })
 
     /** Applies one message; false when the execution was discarded. */
-    const apply = (message: Message<Failure<E>>, failure: { cause: Option.Option<Cause.Cause<Failure<E>>> }) => {
+    const apply = (
+      message: Message<Failure<E>>,
+      failure: { cause: Option.Option<Cause.Cause<Failure<E>>>; released: number }
+    ) => {
       switch (message._tag) {
         case "Arrive":
           ExecutionState.arrive(state, message.call, message.tool, message.discovered)
           return true
         case "Exited":
+          failure.released += permitsOf(message.entry)
           ExecutionState.exited(state, message.entry, message.exit, message.ran)
           return true
         case "Interrupt":
@@ -260,11 +246,17 @@ export const run = <E>(
       }
     }
 
-    /** The owner: the only fiber that reads or writes the state. */
+    /**
+     * The owner: the only fiber that reads or writes the state, and the loop that hands out the semaphore's permits.
+     * After each round of messages it carries out the transitions' commands in order: modifiers, events, the
+     * permits of the calls the planner started (it never starts more than are free, so taking them never waits),
+     * starts, ended calls, interrupts.
+     */
     const owner = (initial: Array<Message<Failure<E>>>) =>
       Effect.gen(function* () {
         const runtime = yield* Effect.runtime<never>()
-        const failure = { cause: Option.none<Cause.Cause<Failure<E>>>() }
+        const self = yield* Effect.fiberId
+        const failure = { cause: Option.none<Cause.Cause<Failure<E>>>(), released: 0 }
         // the first messages are taken out of `initial` so that a long batch's arrivals are not held to the end
         let messages: Iterable<Message<Failure<E>>> = initial.splice(0)
         while (true) {
@@ -277,15 +269,29 @@ export const run = <E>(
             }
           }
           ExecutionState.settle(state)
-          yield* carryOut(runtime, ExecutionState.takeCommands(state))
+          const commands = ExecutionState.takeCommands(state)
+          const { modifiers } = commands
+          if (modifiers.length > 0) yield* Ref.update(env.session.context, (c) => modifiers.reduce((a, m) => m(a), c))
+          if (commands.events.length > 0) sink.emit(commands.events)
+          if (failure.released > 0) yield* semaphore.release(failure.released)
+          failure.released = 0
+          if (commands.start.length > 0) {
+            let permits = 0
+            for (const entry of commands.start) permits += permitsOf(entry)
+            yield* semaphore.take(permits)
+            for (const entry of commands.start) startCall(runtime, entry)
+          }
+          for (const entry of commands.completed) ended(entry)
+          for (const fiber of commands.interrupt) fiber.unsafeInterruptAsFork(self)
           if (ExecutionState.isFinished(state)) return yield* sink.end(failure.cause)
-          messages = yield* Queue.takeBetween(inbox, 1, Number.POSITIVE_INFINITY)
+          messages = (yield* inbox.takeAll)[0]
         }
       })
 
     const discovered =
       options.discovered !== undefined ? Effect.succeed(options.discovered) : env.session.state.get(discoveredToolsKey)
 
+    const lookup = options.lookup ?? env.registry.lookup
     const control = options.control
     if (control !== undefined) {
       yield* Effect.forkScoped(
@@ -303,7 +309,7 @@ export const run = <E>(
       const tools = new Map<string, Tool.Any | undefined>()
       const arrivals: Array<Message<Failure<E>>> = []
       for (const call of input.calls) {
-        if (!tools.has(call.name)) tools.set(call.name, Option.getOrUndefined(yield* env.registry.lookup(call.name)))
+        if (!tools.has(call.name)) tools.set(call.name, Option.getOrUndefined(yield* lookup(call.name)))
         arrivals.push({ _tag: "Arrive", call, tool: tools.get(call.name), discovered: known })
       }
       arrivals.push({ _tag: "InputEnded", failure: Option.none() })
@@ -314,7 +320,7 @@ export const run = <E>(
       const feed = Stream.runForEach(input.calls, (call) => {
         const invalid = check(call)
         if (invalid !== undefined) return Effect.fail(invalid)
-        return Effect.flatMap(Effect.zip(env.registry.lookup(call.name), discovered), ([tool, known]) =>
+        return Effect.flatMap(Effect.zip(lookup(call.name), discovered), ([tool, known]) =>
           send({ _tag: "Arrive", call, tool: Option.getOrUndefined(tool), discovered: known })
         )
       }).pipe(

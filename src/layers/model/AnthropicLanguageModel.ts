@@ -260,7 +260,10 @@ export const make = (options: Options) =>
       stream: (request) =>
         Stream.unwrapScoped(
           Effect.map(
-            Effect.acquireRelease(open(request), (sdkStream) => Effect.sync(() => sdkStream.controller.abort())),
+            // the request phase stays interruptible (an interrupted sub-agent abandons its request at once)
+            Effect.acquireRelease(Effect.interruptible(open(request)), (sdkStream) =>
+              Effect.sync(() => sdkStream.controller.abort())
+            ),
             (sdkStream) => assemble(Stream.fromAsyncIterable(sdkStream, toModelError("stream")))
           )
         )

@@ -45,10 +45,12 @@ export const modelCost = Metric.counter("armature.model.cost_usd", {
   incremental: true
 })
 
-const labelCache = new Map<string, ReadonlyArray<MetricLabel.MetricLabel>>()
+type Labels = ReadonlyArray<MetricLabel.MetricLabel>
+
+const labelCache = new Map<string, Labels>()
 
 /** The same label array for the same pairs (the metric hooks are cached per array). */
-const labels = (...pairs: ReadonlyArray<string>): ReadonlyArray<MetricLabel.MetricLabel> => {
+const labels = (...pairs: ReadonlyArray<string>): Labels => {
   const key = pairs.join("\u0000")
   let cached = labelCache.get(key)
   if (cached === undefined) {
@@ -60,23 +62,51 @@ const labels = (...pairs: ReadonlyArray<string>): ReadonlyArray<MetricLabel.Metr
   return cached
 }
 
-const none: ReadonlyArray<MetricLabel.MetricLabel> = []
+/** A tool's label arrays, kept per tool name: recording a call is then a map lookup, without building a key. */
+interface ToolLabels {
+  readonly tool: Labels
+  readonly outcome: Map<string, Labels>
+  readonly denial: Map<string, Labels>
+}
+
+const toolLabelCache = new Map<string, ToolLabels>()
+
+const toolLabels = (tool: string): ToolLabels => {
+  let cached = toolLabelCache.get(tool)
+  if (cached === undefined) {
+    cached = { tool: labels("gen_ai.tool.name", tool), outcome: new Map(), denial: new Map() }
+    toolLabelCache.set(tool, cached)
+  }
+  return cached
+}
+
+const labelsIn = (cache: Map<string, Labels>, tool: string, key: string, value: string): Labels => {
+  let cached = cache.get(value)
+  if (cached === undefined) {
+    cached = labels("gen_ai.tool.name", tool, key, value)
+    cache.set(value, cached)
+  }
+  return cached
+}
+
+const none: Labels = []
 
 /** A call started after waiting `queueWaitMs`. */
 export const callStarted = (tool: string, queueWaitMs: number): void => {
   toolExecuting.unsafeModify(1, none)
-  toolQueueWait.unsafeUpdate(queueWaitMs, labels("gen_ai.tool.name", tool))
+  toolQueueWait.unsafeUpdate(queueWaitMs, toolLabels(tool).tool)
 }
 
 /** A call ended with `outcome`; `executedMs` is its execution time when it had started. */
 export const callEnded = (tool: string, outcome: Outcome, executedMs: number | undefined): void => {
-  toolCalls.unsafeUpdate(1, labels("gen_ai.tool.name", tool, "armature.outcome", kindOf(outcome)))
+  const cached = toolLabels(tool)
+  toolCalls.unsafeUpdate(1, labelsIn(cached.outcome, tool, "armature.outcome", kindOf(outcome)))
   if (outcome.denied !== undefined) {
-    toolDenials.unsafeUpdate(1, labels("gen_ai.tool.name", tool, "armature.denial.reason", outcome.denied))
+    toolDenials.unsafeUpdate(1, labelsIn(cached.denial, tool, "armature.denial.reason", outcome.denied))
   }
   if (executedMs !== undefined) {
     toolExecuting.unsafeModify(-1, none)
-    toolDuration.unsafeUpdate(executedMs, labels("gen_ai.tool.name", tool))
+    toolDuration.unsafeUpdate(executedMs, cached.tool)
   }
 }
 

@@ -3,7 +3,7 @@
  * OpenTelemetry GenAI conventions where they exist (`gen_ai.*`, `error.type`) and Armature's own under `armature.*`.
  * The engine only emits Effect spans; an application chooses where they go (see docs/observability.md).
  */
-import { Context, Effect, Exit, Layer, type Tracer } from "effect"
+import { Chunk, Context, Effect, Exit, FiberRef, HashMap, Layer, Option, Tracer } from "effect"
 import { contentText, type ToolResultContent } from "../../domain/Blocks.js"
 import { kindOf, type Outcome } from "../../domain/Outcome.js"
 import type { PermissionDecision } from "../../domain/Permission.js"
@@ -73,6 +73,101 @@ export const startTool = (tool: Tool.Any | undefined, name: string, id: string, 
       ...(queueWaitMs === undefined ? {} : { "armature.queue_wait_ms": queueWaitMs })
     })
   )
+
+/**
+ * Opens and ends spans directly with the current tracer, for the executor's hot path: what `Effect.makeSpan` reads
+ * from the fiber (tracer, clock, parent span, span annotations and links, whether tracing and timing are on) is
+ * read once per execution, and a span is then a plain function call — no effect, no change of the fiber's context.
+ * Spans opened this way are children of an explicit parent, and must be ended by the caller ({@link close}).
+ */
+export interface Opener {
+  readonly tracer: Tracer.Tracer
+  /** The span current where the opener was made: the parent of the executor's call spans. */
+  readonly parent: Option.Option<Tracer.AnySpan>
+  readonly links: ReadonlyArray<Tracer.SpanLink>
+  readonly annotations: ReadonlyArray<readonly [string, unknown]>
+  /** The time for a span's start or end, in nanoseconds; 0 when timing is off (as Effect's own spans do). */
+  readonly now: () => bigint
+}
+
+const noContext = Context.empty()
+
+/** An opener for the current fiber; none when tracing is disabled (`Effect.withTracerEnabled(false)`). */
+export const opener: Effect.Effect<Opener | undefined> = Effect.gen(function* () {
+  if (!(yield* FiberRef.get(FiberRef.currentTracerEnabled))) return undefined
+  const tracer = yield* Effect.tracer
+  const clock = yield* Effect.clock
+  const timing = yield* FiberRef.get(FiberRef.currentTracerTimingEnabled)
+  const parent = yield* Effect.serviceOption(Tracer.ParentSpan)
+  const links = Chunk.toReadonlyArray(yield* FiberRef.get(FiberRef.currentTracerSpanLinks))
+  const annotations = [...HashMap.entries(yield* FiberRef.get(FiberRef.currentTracerSpanAnnotations))]
+  return {
+    tracer,
+    parent,
+    links,
+    annotations,
+    now: timing ? () => clock.unsafeCurrentTimeNanos() : () => BigInt(0)
+  }
+})
+
+/** Opens a span under `parent` (the opener's own parent when undefined) with `attributes`. */
+export const open = (
+  opener: Opener,
+  name: string,
+  parent: Tracer.AnySpan | undefined,
+  attributes?: Record<string, unknown>
+): Tracer.Span => {
+  const span = opener.tracer.span(
+    name,
+    parent === undefined ? opener.parent : Option.some(parent),
+    noContext,
+    opener.links,
+    opener.now(),
+    "internal"
+  )
+  for (const [key, value] of opener.annotations) span.attribute(key, value)
+  if (attributes !== undefined) for (const key in attributes) span.attribute(key, attributes[key])
+  return span
+}
+
+/** Ends a span opened with {@link open}: with the exit's status (a failure or a defect marks it as an error). */
+export const close = (opener: Opener, span: Tracer.Span, exit: Exit.Exit<unknown, unknown>): void => {
+  span.end(opener.now(), exit)
+}
+
+/**
+ * Runs `body` in a child span of `parent` opened with the opener: the span is the parent of what `body` opens, and
+ * ends with `body`'s exit. One change of the fiber's context, against Effect.withSpan's several steps.
+ */
+export const within = <A, E, R>(
+  opener: Opener,
+  name: string,
+  parent: Tracer.AnySpan | undefined,
+  body: (span: Tracer.Span) => Effect.Effect<A, E, R>,
+  attributes?: Record<string, unknown>
+): Effect.Effect<A, E, R> =>
+  Effect.suspend(() => {
+    const span = open(opener, name, parent, attributes)
+    return Effect.onExit(Effect.withParentSpan(body(span), span), (exit) =>
+      Effect.sync(() => {
+        close(opener, span, exit)
+      })
+    )
+  })
+
+/** Opens a call's `execute_tool` span (under the opener's parent); `queueWaitMs` undefined for a call never started. */
+export const openTool = (
+  opener: Opener,
+  tool: Tool.Any | undefined,
+  name: string,
+  id: string,
+  queueWaitMs: number | undefined
+): Tracer.Span => {
+  const span = open(opener, names.tool(name), undefined, toolAttributes(tool, name, id))
+  span.attribute("armature.started", queueWaitMs !== undefined)
+  if (queueWaitMs !== undefined) span.attribute("armature.queue_wait_ms", queueWaitMs)
+  return span
+}
 
 /** The size of a result in characters, as the model receives it. */
 export const resultSize = (content: ToolResultContent): number =>

@@ -6,6 +6,7 @@
 import type { PermissionBehavior, PermissionDecision, TraceStep } from "../../domain/Permission.js"
 import { allowRules, mode, readOnlyInside } from "./AllowStages.js"
 import { bashPathRules } from "./BashPaths.js"
+import { hiddenCodeStage } from "./HiddenCodeStage.js"
 import type { Prepared, Stage } from "./Prepared.js"
 import { contentAsk, contentDeny, toolCheck, wholeToolAsk, wholeToolDeny } from "./RuleStages.js"
 import { safetyPaths } from "./SafetyPaths.js"
@@ -35,6 +36,7 @@ export const guardStages: ReadonlyArray<Stage> = [
   contentDeny,
   bashPathRules,
   contentAsk,
+  hiddenCodeStage,
   safetyPaths,
   toolCheck,
   sandboxEscape

@@ -7,8 +7,9 @@
  */
 import type { CommandForm, FormWord } from "../../domain/PermissionRule.js"
 import * as OptionParser from "../../domain/shell/OptionParser.js"
+import { type FormMakers, gitGlobalConfigForms, gitSubcommandForms, runnerForms } from "./RunnerForms.js"
 import type { Word } from "./ShellWords.js"
-import { literalWord, parseWrapper } from "./WrapperParse.js"
+import { literalWord, parseWrapper, type WrapperParse } from "./WrapperParse.js"
 import {
   findActions,
   gitGlobalOptions,
@@ -74,8 +75,14 @@ const innerForms = (name: string, args: ReadonlyArray<Word>, context: Context): 
   }
   if (shells.has(name)) return shellForms(args, context)
   const wrapper = Object.hasOwn(wrappers, name) ? wrappers[name] : undefined
-  return wrapper === undefined ? [] : wrapperForms(wrapper, args, context)
+  return wrapper === undefined ? runnerForms(name, args, makers(context)) : wrapperForms(wrapper, args, context)
 }
+
+/** The form makers `RunnerForms.ts` uses, over this command's budget. */
+const makers = (context: Context): FormMakers => ({
+  words: (words) => formsOf(words, context),
+  code: (words) => codeForms(words, context)
+})
 
 /** Forms of code in words joined by spaces (`eval a b`, `bash -c CODE`). */
 const codeForms = (words: ReadonlyArray<Word>, context: Context): ReadonlyArray<CommandForm> =>
@@ -104,6 +111,33 @@ const suffixForms = (args: ReadonlyArray<Word>, from: number, context: Context):
   return out
 }
 
+/**
+ * The forms of the shell code a wrapper's code option carries (`flock -c CMD`, `su -c CMD`, or such an option first
+ * in place of the command: `flock FILE -c CMD`); undefined when there is none. The option's word is looked at as
+ * written: a value known only at run time may be any code.
+ */
+const wrappedCode = (
+  names: ReadonlyArray<string>,
+  args: ReadonlyArray<Word>,
+  parsed: Extract<WrapperParse, { _tag: "Command" }>,
+  command: ReadonlyArray<Word>,
+  context: Context
+): ReadonlyArray<CommandForm> | undefined => {
+  const given = parsed.options.flatMap((option) =>
+    option._tag === "Option" && names.includes(option.name) ? [option] : []
+  )
+  if (given.length > 0) {
+    if (args.slice(0, parsed.start).some((word) => !word.literal)) return [anything]
+    // A flag (`entr -s`) makes the command words the code; an option with a value carries the code itself.
+    return given.flatMap((option) =>
+      option.value === undefined ? (command.length > 0 ? codeForms(command, context) : []) : context.code(option.value)
+    )
+  }
+  const first = command[0]
+  if (first?.literal !== true || !names.includes(first.value)) return undefined
+  return command.length > 1 ? codeForms(command.slice(1, 2), context) : [anything]
+}
+
 const wrapperForms = (wrapper: Wrapper, args: ReadonlyArray<Word>, context: Context): ReadonlyArray<CommandForm> => {
   const parsed = parseWrapper(wrapper, args)
   switch (parsed._tag) {
@@ -117,6 +151,11 @@ const wrapperForms = (wrapper: Wrapper, args: ReadonlyArray<Word>, context: Cont
       return --context.budget < 0 ? [anything] : wrapperForms(wrapper, parsed.args, context)
   }
   const command = args.slice(parsed.start)
+  if (wrapper.code !== undefined) {
+    const code = wrappedCode(wrapper.code, args, parsed, command, context)
+    if (code !== undefined) return code
+  }
+  if (wrapper.joined === true) return command.length > 0 ? codeForms(command, context) : []
   if (wrapper.appends !== true) return formsOf(command, context)
   const replaced = parsed.options.flatMap((option) =>
     option._tag === "Option" && wrapper.replace?.includes(option.name) === true ? [option.value ?? "{}"] : []
@@ -168,10 +207,14 @@ const gitForms = (args: ReadonlyArray<Word>, context: Context): ReadonlyArray<Co
   if (unknown !== undefined) {
     return suffixForms(args, unknown.index + 1, context).map((form) => ["git", ...form])
   }
-  if (parsed.rest === 0) return []
-  const subcommand: CommandForm = ["git", ...args.slice(parsed.rest).map(formWord)]
-  const opaque = args.slice(0, parsed.rest).some((word) => !word.literal)
-  return opaque || parsed.items.some(configsAlias) ? [subcommand, ["git", null]] : [subcommand]
+  const at = parsed.rest
+  const own = at < args.length ? gitSubcommandForms(args[at].value, args.slice(at + 1), makers(context)) : []
+  if (at === 0) return own
+  const subcommand: CommandForm = ["git", ...args.slice(at).map(formWord)]
+  const opaque = args.slice(0, at).some((word) => !word.literal)
+  const configured = gitGlobalConfigForms(args.slice(0, at), makers(context))
+  const forms = opaque || parsed.items.some(configsAlias) ? [subcommand, ["git", null]] : [subcommand]
+  return [...forms, ...configured, ...own]
 }
 
 /**

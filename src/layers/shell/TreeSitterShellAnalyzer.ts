@@ -86,9 +86,15 @@ interface Found {
   readOnly: boolean
 }
 
-const toCommand = (node: Node, argv: ReadonlyArray<Word>, forms: SimpleCommand["forms"]): SimpleCommand => {
+const toCommand = (
+  node: Node,
+  argv: ReadonlyArray<Word>,
+  forms: SimpleCommand["forms"],
+  assigned: ReadonlyArray<string> = []
+): SimpleCommand => {
   const values = argv.map((word) => word.value)
-  return { text: node.text, argv: values, normalized: values.join(" "), forms }
+  const command = { text: node.text, argv: values, normalized: values.join(" "), forms }
+  return assigned.length > 0 ? { ...command, assigned } : command
 }
 
 const isReadOnly = (argv: ReadonlyArray<Word>): boolean => ReadOnlyCommands.isReadOnlyWords(argv)
@@ -119,12 +125,13 @@ const visitCommand = (node: Node, found: Found): void => {
   groups.forEach((group, at) => {
     const words = wordsOf(group)
     const { argv, assignments: wrapped, dangers, forms } = analyzeWords(words, found.code)
-    found.commands.push(toCommand(node, argv, forms))
+    const assigned = [...(at === 0 ? assignments : []), ...wrapped]
+    found.commands.push(toCommand(node, argv, forms, assigned))
     found.pathSteps.push(commandStep(words, argv))
     found.dangers.push(...dangers)
     const test = testCommandDanger(argv)
     if (test !== undefined) found.dangers.push(test)
-    const risky = [...(at === 0 ? assignments : []), ...wrapped].some(ReadOnlyCommands.isRiskyAssignment)
+    const risky = assigned.some(ReadOnlyCommands.isRiskyAssignment)
     if (risky || !isReadOnly(argv)) found.readOnly = false
   })
 }

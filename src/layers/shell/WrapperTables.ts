@@ -5,6 +5,7 @@
  * command may start at any later word.
  */
 import type { OptionTable } from "../../domain/shell/OptionParser.js"
+import { runnerWrappers } from "./RunnerWrappers.js"
 
 /** How a wrapper runs its command. */
 export interface Wrapper {
@@ -21,6 +22,13 @@ export interface Wrapper {
   readonly appends?: boolean
   /** Options whose value is replaced in the command's words by input (`xargs -I {}`; `-i` means `{}`). */
   readonly replace?: ReadonlyArray<string>
+  /**
+   * Options whose value is shell code the wrapper hands to a shell (`flock -c CMD`, `su -c CMD`), also when they
+   * stand first in place of the command (`flock FILE -c CMD`).
+   */
+  readonly code?: ReadonlyArray<string>
+  /** The command's words are joined with blanks and run by a shell (`watch`, `sg`), so they are code. */
+  readonly joined?: boolean
   /** A lone `-` is an option (`env -` is `env -i`). */
   readonly dash?: boolean
   /**
@@ -257,7 +265,8 @@ export const wrappers: Readonly<Record<string, Wrapper>> = {
     },
     appends: true,
     replace: ["-I", "-i", "--replace"]
-  }
+  },
+  ...runnerWrappers
 }
 
 /** `git`'s options before the subcommand (they may hide which subcommand runs: `git -C . push`). */

@@ -508,6 +508,7 @@ layer(base, { timeout: 30_000 })("RulePermissionPolicy", (it) => {
         "contentDeny:passthrough",
         "bashPaths:skip",
         "contentAsk:passthrough",
+        "hiddenCode:skip",
         "safetyPaths:passthrough",
         "toolCheck:passthrough",
         "sandboxEscape:skip",

@@ -328,7 +328,8 @@ layer(TreeSitterShellAnalyzer.layer)("TreeSitterShellAnalyzer", (it) => {
           forms: [
             ["timeout", "5", "grep", "-n", "a b", null],
             ["grep", "-n", "a b", null]
-          ]
+          ],
+          assigned: ["FOO"]
         },
         { text: "wc -l", argv: ["wc", "-l"], normalized: "wc -l", forms: [["wc", "-l"]] }
       ])

@@ -1,0 +1,305 @@
+/**
+ * Code that Bash deny and ask rules cannot see: a command form (see `PermissionRule.CommandForm`) that runs code
+ * written in another language on the command line (`python3 -c`, `perl -e`, `awk 'BEGIN{system(…)}'`,
+ * `sed 'e …'`, `gdb -ex`, `vim -c`), reads it from stdin (`python3 -`, `at`), or sets a variable naming a program
+ * another command runs (`PAGER=…`, `GIT_SSH_COMMAND=…`). `rm` inside `os.system("rm -rf x")` is not a shell word, so
+ * no rule can match it; the permission pipeline asks for such a command whenever Bash deny or ask rules exist.
+ * Each finding says which option carries the code.
+ */
+import type { CommandForm } from "../PermissionRule.js"
+import { scriptProblem } from "./commands/SedCommand.js"
+import { type Interpreter, interpreterFor } from "./Interpreters.js"
+
+const basename = (path: string): string => path.slice(path.lastIndexOf("/") + 1)
+
+const unknownWord = (name: string) => `\`${name}\` with a word known only when the shell runs (it may be code)`
+
+const carries = (name: string, option: string, language: string) =>
+  `\`${name} ${option}\` runs ${language} code given on the command line`
+
+/** Code given to an interpreter: hidden unless the interpreter says this code is plain text handling. */
+const codeFinding = (it: Interpreter, name: string, option: string, code: string | null | undefined) => {
+  if (code === null || code === undefined) return unknownWord(name)
+  if (it.risky === undefined) return carries(name, option, it.language)
+  const risky = it.risky(code)
+  return risky === undefined ? undefined : `\`${name} ${option}\` runs ${it.language} code that uses ${risky}`
+}
+
+interface Scan {
+  known: boolean
+  info: boolean
+  fileProgram: boolean
+}
+
+/** Reads one short-option cluster; a finding, "stop" (a module or file runs), or "next" with how many words used. */
+const scanCluster = (
+  it: Interpreter,
+  name: string,
+  args: ReadonlyArray<string | null>,
+  at: number,
+  scan: Scan
+): string | { readonly skip: number } | "stop" => {
+  const word = args[at] as string
+  const letters = Array.from(word.slice(1))
+  for (let j = 0; j < letters.length; j++) {
+    const letter = letters[j]
+    const rest = letters.slice(j + 1).join("")
+    const value = rest !== "" ? rest : args[at + 1]
+    if (it.codeLetters?.includes(letter) === true) {
+      return codeFinding(it, name, `-${letter}`, value) ?? { skip: rest !== "" ? 1 : 2 }
+    }
+    if (it.runsNamed?.includes(`-${letter}`) === true) return "stop"
+    if (it.programOperand?.fileOptions.includes(`-${letter}`) === true) scan.fileProgram = true
+    if (it.valueLetters?.includes(letter) === true) return { skip: rest !== "" ? 1 : 2 }
+    if (it.flagLetters?.includes(letter) !== true) scan.known = false
+  }
+  return { skip: 1 }
+}
+
+/** Why an interpreter's words carry code the rules cannot see, or undefined (a script file, `--version`). */
+const interpreterFinding = (it: Interpreter, name: string, args: ReadonlyArray<string | null>) => {
+  const scan: Scan = { known: true, info: false, fileProgram: false }
+  for (let at = 0; at < args.length; at++) {
+    const word = args[at]
+    if (word === null) return unknownWord(name)
+    if (at === 0 && it.evalSubcommands?.includes(word) === true) return carries(name, word, it.language)
+    if (word === "--" || word === "-") {
+      const script = word === "--" ? args[at + 1] : "-"
+      if (script === null) return unknownWord(name)
+      if (it.programOperand !== undefined && !scan.fileProgram && script !== undefined) {
+        return codeFinding(it, name, "program", script)
+      }
+      if (script === undefined || script === "-") break
+      return undefined
+    }
+    if (it.info?.includes(word) === true) {
+      scan.info = true
+      continue
+    }
+    const [head, attached] = word.startsWith("-") && word.includes("=") ? word.split(/=(.*)/s) : [word, undefined]
+    if (it.codeWords?.includes(head) === true) {
+      const found = codeFinding(it, name, head, attached ?? args[at + 1])
+      if (found !== undefined) return found
+      if (attached === undefined) at++
+      continue
+    }
+    if (it.programOperand?.fileOptions.includes(head) === true) scan.fileProgram = true
+    if (it.valueWords?.includes(head) === true || it.programOperand?.fileOptions.includes(head) === true) {
+      if (attached === undefined) at++
+      continue
+    }
+    if (it.runsNamed?.includes(head) === true) return undefined
+    if (word.startsWith("--")) {
+      scan.known = false
+      continue
+    }
+    if (word.startsWith("-") && word.length > 1) {
+      const step = scanCluster(it, name, args, at, scan)
+      if (step === "stop") return undefined
+      if (typeof step === "string") return step
+      at += step.skip - 1
+      continue
+    }
+    // The first operand: awk's program text, or a script file whose words are its own.
+    if (it.programOperand !== undefined && !scan.fileProgram) return codeFinding(it, name, "program", word)
+    if (scan.known) return undefined
+  }
+  if (it.programOperand !== undefined || scan.info) return undefined
+  return it.stdin === true ? `\`${name}\` reads ${it.language} code from stdin` : undefined
+}
+
+/** `sed`: its script may run commands (`e`, `s///e`) unless `--sandbox`. */
+const sedFinding = (args: ReadonlyArray<string | null>): string | undefined => {
+  const scripts: Array<string | null> = []
+  let file = false
+  let operand: string | null | undefined
+  for (let at = 0; at < args.length; at++) {
+    const word = args[at]
+    if (word === null) return unknownWord("sed")
+    if (word === "--sandbox") return undefined
+    if (word === "--") {
+      operand ??= args[at + 1]
+      break
+    }
+    if (word.startsWith("--expression") || word.startsWith("--file")) {
+      const value = word.includes("=") ? word.slice(word.indexOf("=") + 1) : args[++at]
+      if (word.startsWith("--file")) file = true
+      else scripts.push(value ?? null)
+    } else if (word.startsWith("-") && word.length > 1 && !word.startsWith("--")) {
+      const e = word.search(/[ef]/)
+      if (e !== -1 && !/^-i/.test(word)) {
+        const rest = word.slice(e + 1)
+        const value = rest !== "" ? rest : args[++at]
+        if (word[e] === "f") file = true
+        else scripts.push(value ?? null)
+      } else if (/^-l$/.test(word)) at++
+    } else if (!word.startsWith("--") && operand === undefined) {
+      operand = word
+    }
+  }
+  if (scripts.length === 0 && !file) scripts.push(operand ?? "")
+  if (scripts.includes(null)) return unknownWord("sed")
+  const script = scripts.join("\n")
+  return /e/.test(script) && scriptProblem(script) !== undefined
+    ? "`sed` with a script that may run commands (the `e` command or the `s///e` flag)"
+    : undefined
+}
+
+/** Programs whose option carries code in their own language or a command they run later. */
+const codeOptions: Readonly<Record<string, { readonly options: ReadonlyArray<string>; readonly language: string }>> = {
+  gdb: {
+    options: ["-ex", "--ex", "-iex", "--iex", "-eval-command", "--eval-command", "-init-eval-command"],
+    language: "gdb"
+  },
+  lldb: {
+    options: ["-o", "-O", "-k", "-K", "--one-line", "--one-line-before-file", "--source-quietly"],
+    language: "lldb"
+  },
+  vim: { options: ["-c", "--cmd", "+"], language: "Vim" },
+  emacs: { options: ["--eval", "-eval", "--execute", "-execute", "-f", "--funcall"], language: "Emacs Lisp" },
+  make: { options: ["--eval", "-E"], language: "make" },
+  nc: { options: ["-e", "-c", "--exec", "--sh-exec", "--lua-exec"], language: "a program it starts" },
+  nodemon: { options: ["-x", "--exec"], language: "a command it starts" },
+  xterm: { options: ["-e"], language: "a command it starts" }
+}
+
+const aliases: Readonly<Record<string, string>> = {
+  vi: "vim",
+  nvim: "vim",
+  ex: "vim",
+  view: "vim",
+  vimdiff: "vim",
+  gvim: "vim",
+  gmake: "make",
+  ncat: "nc",
+  netcat: "nc"
+}
+
+/** Words with a bang or pipe command inside a program's own language (`less +!cmd`, sqlite3's `.shell`). */
+const embedded: Readonly<Record<string, RegExp>> = {
+  less: /^\+.*[!|]/,
+  more: /^\+.*!/,
+  sqlite3: /\.(shell|system|once|output|load|import)\b|load_extension|\bedit\s*\(/i,
+  psql: /\\!|\\o\s*\||\bprogram\b/i,
+  mysql: /\bsystem\b|\\!/i,
+  socat: /^(exec|system)[:,]/i,
+  tmux: /^(new-session|new|new-window|neww|split-window|splitw|run-shell|run|send-keys|send|respawn-pane|respawnp|respawn-window|respawnw|if-shell|if|pipe-pane|pipep|display-popup|popup|source-file|source)$/
+}
+
+/** Programs that run a command read from stdin or from their operands whatever their options. */
+const runsInput: Readonly<Record<string, (args: ReadonlyArray<string | null>) => string | undefined>> = {
+  at: (args) =>
+    args.some((w) => w === "-f" || w === "-l" || w === "-r" || w === "-d" || w === "-c")
+      ? undefined
+      : "`at` reads the commands it schedules from stdin",
+  batch: (args) => (args.includes("-f") ? undefined : "`batch` reads the commands it schedules from stdin"),
+  crontab: (args) =>
+    args.some((w) => w === "-l" || w === "-r") ? undefined : "`crontab` installs commands to run later",
+  screen: (args) =>
+    args.some((w) => w === null || !w.startsWith("-") || w === "-X")
+      ? "`screen` runs the command given to it"
+      : undefined,
+  hyperfine: (args) =>
+    args.some((w) => w === null || !w.startsWith("-")) ? "`hyperfine` runs the commands given to it" : undefined,
+  concurrently: (args) =>
+    args.some((w) => w === null || !w.startsWith("-")) ? "`concurrently` runs the commands given to it" : undefined
+}
+
+/** Why this command form runs code that Bash rules cannot see, or undefined. */
+export const hiddenCode = (form: CommandForm): string | undefined => {
+  const head = form[0]
+  if (head === null || head === undefined) return undefined
+  const name = basename(head)
+  const args = form.slice(1)
+  const it = interpreterFor(name)
+  if (it !== undefined) return interpreterFinding(it, name, args)
+  if (name === "sed" || name === "gsed") return sedFinding(args)
+  const table = codeOptions[aliases[name] ?? name]
+  if (table !== undefined) {
+    for (const word of args) {
+      if (word === null) return unknownWord(name)
+      const option = table.options.find(
+        (o) => word === o || word.startsWith(`${o}=`) || (o === "+" && /^\+\D/.test(word))
+      )
+      if (option !== undefined) return `\`${name} ${option}\` runs ${table.language} code given on the command line`
+    }
+    if (
+      name === "make" &&
+      args.some((w, at) => (w === "-f" || w === "--file") && (args[at + 1] === "-" || args[at + 1] === "/dev/stdin"))
+    ) {
+      return "`make -f -` reads its makefile from stdin"
+    }
+    return undefined
+  }
+  const pattern = embedded[name]
+  if (pattern !== undefined) {
+    const word = args.find((w) => w === null || pattern.test(w))
+    return word === undefined
+      ? undefined
+      : word === null
+        ? unknownWord(name)
+        : `\`${name}\` runs a command given in \`${word}\``
+  }
+  return Object.hasOwn(runsInput, name) ? runsInput[name](args) : undefined
+}
+
+/** Variables naming a program or code that the command (or a program it runs) executes. */
+const commandVariable = new RegExp(
+  "^(?:" +
+    [
+      "PAGER",
+      "GIT_PAGER",
+      "MANPAGER",
+      "SYSTEMD_PAGER",
+      "EDITOR",
+      "VISUAL",
+      "GIT_EDITOR",
+      "GIT_SEQUENCE_EDITOR",
+      "SUDO_EDITOR",
+      "GIT_SSH",
+      "GIT_SSH_COMMAND",
+      "GIT_ASKPASS",
+      "SSH_ASKPASS",
+      "SUDO_ASKPASS",
+      "GIT_EXTERNAL_DIFF",
+      "GIT_PROXY_COMMAND",
+      "GIT_EXEC_PATH",
+      "GIT_CONFIG.*",
+      "GIT_TEMPLATE_DIR",
+      "LESSOPEN",
+      "LESSCLOSE",
+      "LESSKEY.*",
+      "BASH_ENV",
+      "ENV",
+      "PROMPT_COMMAND",
+      "PS4",
+      "SHELLOPTS",
+      "BASHOPTS",
+      "BASH_FUNC_.*",
+      "LD_PRELOAD",
+      "LD_LIBRARY_PATH",
+      "LD_AUDIT",
+      "DYLD_.*",
+      "PYTHONSTARTUP",
+      "PYTHONINSPECT",
+      "NODE_OPTIONS",
+      "PERL5OPT",
+      "PERL5DB",
+      "RUBYOPT",
+      "TAR_OPTIONS",
+      "RSYNC_RSH",
+      "RSYNC_CONNECT_PROG",
+      "ZIPOPT",
+      "MAKEFLAGS",
+      "GNUMAKEFLAGS",
+      "MAKEFILES",
+      "PARALLEL",
+      "FZF_DEFAULT_COMMAND",
+      "BROWSER"
+    ].join("|") +
+    ")$"
+)
+
+/** Why assigning this variable around a command runs code the rules cannot see, or undefined. */
+export const hiddenAssignment = (name: string): string | undefined =>
+  commandVariable.test(name) ? `the assignment to ${name}, which names a program or code that runs` : undefined
