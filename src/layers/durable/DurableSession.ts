@@ -10,7 +10,7 @@
  */
 import * as Crypto from "node:crypto"
 import * as Workflow from "@effect/workflow/Workflow"
-import { Deferred, Effect, Mailbox, Schema, Stream } from "effect"
+import { Deferred, Effect, FiberRef, Mailbox, Schema, Stream } from "effect"
 import type { Outcome } from "../../domain/Outcome.js"
 import * as Texts from "../../domain/Texts.js"
 import { CallJournal, type JournalCall } from "../../services/CallJournal.js"
@@ -73,6 +73,13 @@ const StoredTurn = Schema.Struct({
 })
 
 /**
+ * The conversation a model request belongs to: the session's own (`main`), or the sub-agent run by the tool call
+ * with this id. Model turns are numbered per conversation, so that a replayed sub-agent call (whose nested turns
+ * are not asked for again) does not shift the numbers of the turns after it.
+ */
+const conversation = FiberRef.unsafeMake("main")
+
+/**
  * The journal and model of one execution of a session's workflow. `execution` names this execution: a call begun
  * under another name was begun by an earlier execution.
  */
@@ -81,22 +88,23 @@ export const make = (execution: string = Crypto.randomUUID()) =>
     const context = yield* Effect.context<DurableStep.StepContext>()
     const inStep = <A>(effect: Effect.Effect<A, never, DurableStep.StepContext>) => Effect.provide(effect, context)
 
-    // Completed once the message of the current model turn is persisted (no turn yet: completed).
-    let turnStored = yield* Deferred.make<void>()
-    yield* Deferred.succeed(turnStored, undefined)
+    // Per conversation: completed once the message of its current model turn is stored (no turn yet: none).
+    const turnStored = new Map<string, Deferred.Deferred<void>>()
+    const turns = new Map<string, number>()
 
     const record = (call: JournalCall, run: Effect.Effect<Outcome>): Effect.Effect<Outcome> =>
       inStep(
         Effect.gen(function* () {
           // A call that may change something waits until the message that asked for it is stored: were the process
           // to die before, the turn would be asked for again and the model might make the call anew.
-          if (!call.readOnly) yield* Deferred.await(turnStored)
+          const asked = turnStored.get(yield* FiberRef.get(conversation))
+          if (!call.readOnly && asked !== undefined) yield* Deferred.await(asked)
           const begunBy = yield* DurableStep.once(`begin/${call.toolUseId}`, Schema.String, Effect.succeed(execution))
           const crashed = begunBy !== execution && !call.readOnly
           let ran: Outcome | undefined
           const body = crashed
             ? Effect.succeed(errorOutcome(crashedText(call.toolName)))
-            : Effect.map(run, (outcome) => {
+            : Effect.map(Effect.locally(run, conversation, call.toolUseId), (outcome) => {
                 ran = outcome
                 return fromOutcome(outcome)
               })
@@ -108,14 +116,16 @@ export const make = (execution: string = Crypto.randomUUID()) =>
         })
       )
 
-    let turns = 0
     const model = (inner: LanguageModel["Type"]): LanguageModel["Type"] => ({
       stream: (request) =>
         Stream.unwrapScoped(
           Effect.gen(function* () {
-            const name = `model/${turns++}`
+            const talk = yield* FiberRef.get(conversation)
+            const n = turns.get(talk) ?? 0
+            turns.set(talk, n + 1)
+            const name = talk === "main" ? `model/${n}` : `model/${talk}/${n}`
             const stored = yield* Deferred.make<void>()
-            turnStored = stored
+            turnStored.set(talk, stored)
             const mailbox = yield* Mailbox.make<ModelEvent, ModelError>()
             const events: Array<ModelEvent> = []
             let live = false

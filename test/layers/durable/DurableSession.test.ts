@@ -101,3 +101,63 @@ describe("DurableSession", () => {
     })
   )
 })
+
+const NestedWorkflow = Workflow.make({
+  name: "DurableSessionNestedTest",
+  payload: { id: Schema.String },
+  success: Schema.Unknown,
+  idempotencyKey: ({ id }) => id
+})
+
+/** A model whose n-th response says `reply n`. */
+const countingModel = (runs: { model: number }) => ({
+  stream: () =>
+    Stream.suspend(() => {
+      runs.model++
+      return Stream.make<Array<ModelEvent>>(
+        { type: "message_start", id: `msg_${runs.model}`, model: "m", usage },
+        { type: "content_block", index: 0, block: { type: "text", text: `reply ${runs.model}` } },
+        { type: "message_stop" }
+      )
+    })
+})
+
+const texts = (events: ReadonlyArray<ModelEvent>) =>
+  events.flatMap((e) => (e.type === "content_block" && e.block.type === "text" ? [e.block.text] : []))
+
+describe("DurableSession, a sub-agent's turns", () => {
+  it.live("are numbered apart: a replayed sub-agent call does not shift the session's own turns", () =>
+    Effect.gen(function* () {
+      const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-durable-nested-"))
+      const location: DurableStore.Location = { _tag: "Sqlite", file: Path.join(dir, "s.db") }
+      const runs = { model: 0 }
+      const seen: Record<string, ReadonlyArray<string>> = {}
+      const session = (execution: string) =>
+        Effect.gen(function* () {
+          const durable = yield* DurableSession.make(execution)
+          const model = durable.model(countingModel(runs))
+          const turn = Effect.map(Stream.runCollect(model.stream(request)), (c) => texts(Chunk.toArray(c)))
+          const first = yield* turn
+          // an Agent call: its sub-agent asks the model once, inside the call
+          const agent = yield* durable.journal.record(
+            { toolUseId: "toolu_agent", toolName: "Agent", readOnly: false },
+            Effect.map(Effect.orDie(turn), (t) => ok(t.join()))
+          )
+          const second = yield* turn
+          seen[execution] = [...first, String(agent.content), ...second]
+        })
+      const layer = NestedWorkflow.toLayer(() =>
+        Effect.orDie(Effect.zipRight(session("exec-1"), session("exec-2")))
+      ).pipe(
+        Layer.provideMerge(DurableStore.engineLayer(location)),
+        Layer.provideMerge(DurableStore.sqlLayer(location))
+      )
+      yield* NestedWorkflow.execute({ id: "nested" }).pipe(Effect.provide(layer))
+      Fs.rmSync(dir, { recursive: true, force: true })
+      expect(seen["exec-1"]).toEqual(["reply 1", "reply 2", "reply 3"])
+      // replayed whole: the model is not asked again, and the session's second turn is its own
+      expect(seen["exec-2"]).toEqual(["reply 1", "reply 2", "reply 3"])
+      expect(runs.model).toBe(3)
+    })
+  )
+})
