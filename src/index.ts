@@ -6,6 +6,7 @@
 
 export * as Armature from "./Armature.js"
 
+export * as AgentDefinition from "./domain/AgentDefinition.js"
 export * as Blocks from "./domain/Blocks.js"
 export * as DeferredTools from "./domain/DeferredTools.js"
 export * as Errors from "./domain/Errors.js"
@@ -20,6 +21,7 @@ export * as PermissionRule from "./domain/PermissionRule.js"
 export * as SettingsSchema from "./domain/Settings.js"
 export * as Tool from "./domain/Tool.js"
 export * as ToolSearchQuery from "./domain/ToolSearchQuery.js"
+export * as AgentDefinitions from "./layers/agent/AgentDefinitions.js"
 export * as AgentLoop from "./layers/agent/AgentLoop.js"
 export * as TranscriptLive from "./layers/agent/TranscriptLive.js"
 export * as StreamingExecutor from "./layers/executor/StreamingExecutor.js"

@@ -5,6 +5,7 @@
  * each tool_use block reaches the executor. No HTTP, no API key.
  */
 import { Context, type Duration, Effect, Layer, Stream, SubscriptionRef } from "effect"
+import * as Compaction from "../layers/agent/Compaction.js"
 import {
   type AssistantContent,
   emptyUsage,
@@ -68,12 +69,12 @@ export const toolUse = (
 /** A turn of blocks. */
 export const turn = (...blocks: ReadonlyArray<ScriptedBlock>): ScriptedTurn => ({ blocks })
 
-const toContent = (block: ScriptedBlock, turnIndex: number, index: number): AssistantContent =>
+const toContent = (block: ScriptedBlock, turnIndex: number | string, index: number): AssistantContent =>
   block.type === "text"
     ? { type: "text", text: block.text }
     : { type: "tool_use", id: block.id ?? `toolu_${turnIndex}_${index}`, name: block.name, input: block.input }
 
-const blockEventsOf = (block: ScriptedBlock, turnIndex: number, index: number): ReadonlyArray<ModelEvent> => {
+const blockEventsOf = (block: ScriptedBlock, turnIndex: number | string, index: number): ReadonlyArray<ModelEvent> => {
   const whole: ModelEvent = { type: "content_block", index, block: toContent(block, turnIndex, index) }
   return block.type === "text" ? [{ type: "text_delta", index, text: block.text }, whole] : [whole]
 }
@@ -81,7 +82,7 @@ const blockEventsOf = (block: ScriptedBlock, turnIndex: number, index: number): 
 /** The events of one scripted turn, each block after its delay. */
 export const events = (
   script: ScriptedTurn,
-  turnIndex: number,
+  turnIndex: number | string,
   model: string
 ): Stream.Stream<ModelEvent, ModelError> => {
   const usage: Usage = { ...emptyUsage, ...script.usage }
@@ -110,26 +111,64 @@ export const events = (
   return Stream.succeed(start).pipe(Stream.concat(blockEvents), Stream.concat(end))
 }
 
-/** Makes the scripted model; a request beyond the script fails with a ModelError naming the request number. */
-export const make = (script: ReadonlyArray<ScriptStep>) =>
+/**
+ * Scripts of their own for requests that do not follow the main conversation's order: sub-agents (which run
+ * concurrently) and compaction requests. `laneOf` names the lane of a request (undefined: the main script); each
+ * lane plays its turns in order; ids default to `toolu_<lane>_<turn>_<index>`.
+ */
+export interface Lanes {
+  readonly laneOf: (request: ModelRequest) => string | undefined
+  readonly lanes: Readonly<Record<string, ReadonlyArray<ScriptStep>>>
+}
+
+/** Whether a request is the agent loop's compaction request (its summary is the turn's text). */
+export const isCompactionRequest = Compaction.isCompactionRequest
+
+/** The system prompt of a request as one text (to route a sub-agent's requests by its definition's prompt). */
+export const systemText = (request: ModelRequest): string => request.system.map((b) => b.text).join("\n")
+
+/** Lanes for compaction requests (`compaction`) and for sub-agents whose system prompt contains a given text. */
+export const lanes = (options: {
+  readonly compaction?: ReadonlyArray<ScriptStep> | undefined
+  readonly subagents?: Readonly<Record<string, ReadonlyArray<ScriptStep>>> | undefined
+}): Lanes => ({
+  laneOf: (request) =>
+    isCompactionRequest(request)
+      ? "compaction"
+      : Object.keys(options.subagents ?? {}).find((marker) => systemText(request).includes(marker)),
+  lanes: { compaction: options.compaction ?? [], ...options.subagents }
+})
+
+/** Makes the scripted model; a request beyond its script fails with a ModelError naming the request number. */
+export const make = (script: ReadonlyArray<ScriptStep>, routes?: Lanes) =>
   Effect.gen(function* () {
     const requests = yield* SubscriptionRef.make<ReadonlyArray<ModelRequest>>([])
+    const played = new Map<string, number>()
     const model = LanguageModel.of({
       stream: (request) =>
         Stream.unwrap(
           SubscriptionRef.modify(requests, (all) => [all.length, [...all, request]] as const).pipe(
-            Effect.map((index) => {
-              const step = script[index]
+            Effect.map((overall) => {
+              const lane = routes?.laneOf(request)
+              const steps = lane === undefined ? script : (routes?.lanes[lane] ?? [])
+              const key = lane ?? ""
+              const index = played.get(key) ?? 0
+              played.set(key, index + 1)
+              const step = steps[index]
               if (step === undefined) {
                 return Stream.fail(
                   new ModelError({
-                    message: `The script has ${script.length} turn(s); request ${index + 1} has none`,
+                    message:
+                      lane === undefined
+                        ? `The script has ${script.length} turn(s); request ${overall + 1} has none`
+                        : `The script of lane ${lane} has ${steps.length} turn(s); its request ${index + 1} has none`,
                     retryable: false,
                     phase: "request"
                   })
                 )
               }
-              return events(typeof step === "function" ? step(request) : step, index, request.model)
+              const turnIndex = lane === undefined ? index : `${lane}_${index}`
+              return events(typeof step === "function" ? step(request) : step, turnIndex, request.model)
             })
           )
         )
@@ -143,9 +182,12 @@ export const make = (script: ReadonlyArray<ScriptStep>) =>
   })
 
 /** The scripted model as a layer, with `ScriptedRequests` to inspect what it was asked. */
-export const layer = (script: ReadonlyArray<ScriptStep>): Layer.Layer<LanguageModel | ScriptedRequests> =>
+export const layer = (
+  script: ReadonlyArray<ScriptStep>,
+  routes?: Lanes
+): Layer.Layer<LanguageModel | ScriptedRequests> =>
   Layer.effectContext(
-    Effect.map(make(script), ({ model, requests }) =>
+    Effect.map(make(script, routes), ({ model, requests }) =>
       Context.make(LanguageModel, model).pipe(Context.add(ScriptedRequests, requests))
     )
   )

@@ -12,6 +12,8 @@ import * as ScriptedLanguageModel from "./ScriptedLanguageModel.js"
 export interface Options<E = never> extends Armature.Options<E> {
   /** The turns the model plays (see `ScriptedLanguageModel`); replaces `model`. */
   readonly script?: ReadonlyArray<ScriptedLanguageModel.ScriptStep> | undefined
+  /** Scripts for sub-agents' and compaction requests (see `ScriptedLanguageModel.lanes`). */
+  readonly lanes?: ScriptedLanguageModel.Lanes | undefined
   /** Allow every call without consulting rules or modes (default false: the rule policy decides). */
   readonly allowAll?: boolean | undefined
 }
@@ -24,7 +26,7 @@ export type Services = Armature.NodeServices | ScriptedLanguageModel.ScriptedReq
  * approver, a scripted model (an empty script unless given), the built-in tools, and `TestContext.TestContext`.
  */
 export const layer = <E = never>(options: Options<E> = {}): Layer.Layer<Services, E | Armature.EngineError> => {
-  const scripted = ScriptedLanguageModel.layer(options.script ?? [])
+  const scripted = ScriptedLanguageModel.layer(options.script ?? [], options.lanes)
   const engine = Armature.layerNode<E>({
     settingSources: [],
     resultStore: "memory",

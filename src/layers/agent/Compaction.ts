@@ -194,7 +194,7 @@ export const microCompact = (
 ): ReadonlyArray<Message> => {
   const minChars = options?.microMinChars ?? defaultMicroMinChars
   const keep = options?.microKeepRecent ?? defaultMicroKeepRecent
-  if (minChars <= 0 || transcriptPath === "") return messages
+  if (minChars <= 0) return messages
   const ids = messages.flatMap((m) =>
     m.role === "user" && typeof m.content !== "string"
       ? m.content.flatMap((b) => (b.type === "tool_result" ? [b.tool_use_id] : []))
@@ -202,16 +202,15 @@ export const microCompact = (
   )
   const old = new Set(ids.slice(0, Math.max(0, ids.length - keep)))
   if (old.size === 0) return messages
+  const stub = (b: ToolResult): ToolResult => {
+    const text = contentText(b.content)
+    if (!old.has(b.tool_use_id) || text.length < minChars) return b
+    const path = persistedPath(text) ?? transcriptPath
+    return path === "" ? b : stubOf(b, path)
+  }
   return messages.map((m) =>
     m.role === "user" && typeof m.content !== "string"
-      ? {
-          role: "user",
-          content: m.content.map((b) =>
-            b.type === "tool_result" && old.has(b.tool_use_id) && contentText(b.content).length >= minChars
-              ? stubOf(b, persistedPath(contentText(b.content)) ?? transcriptPath)
-              : b
-          )
-        }
+      ? { role: "user", content: m.content.map((b) => (b.type === "tool_result" ? stub(b) : b)) }
       : m
   )
 }

@@ -21,6 +21,8 @@ export interface Row {
   readonly kind: OutcomeKind | "pending"
   readonly result: string
   readonly decision?: DecisionRecord | undefined
+  /** How deep the call is nested: 0 for the run's own calls, 1 for a sub-agent's (shown under its Agent call). */
+  readonly depth?: number | undefined
 }
 
 /** One turn: the model's stream (when recorded) and the calls of its message. */
@@ -83,6 +85,38 @@ export const fromEntries = (entries: ReadonlyArray<TranscriptEntry>): ReadonlyAr
       }
     }
   }
+  const rowOf = (b: Block): Row => {
+    const id = String(b.id)
+    const times = states.get(id) ?? {}
+    const result = results.get(id)
+    const decision = decisions.get(id)
+    return {
+      id,
+      name: String(b.name),
+      input: clip(JSON.stringify(b.input ?? {}), inputLength),
+      queued: times.queued,
+      executing: times.executing,
+      completed: times.completed,
+      yielded: times.yielded,
+      kind: kindOfResult(result, decision),
+      result: result === undefined ? "(no result)" : clip(contentText(result.content), previewLength),
+      decision
+    }
+  }
+  const callsOf = (entry: TranscriptEntry) =>
+    blocksOf(entry).filter((b) => b.type === "tool_use" && typeof b.id === "string")
+  // a sub-agent's calls, by the Agent call that ran it: shown as nested rows under that call
+  const nested = new Map<string, Array<Block>>()
+  for (const entry of entries) {
+    if (entry.type !== "assistant" || typeof entry.parent_tool_use_id !== "string") continue
+    nested.set(entry.parent_tool_use_id, [...(nested.get(entry.parent_tool_use_id) ?? []), ...callsOf(entry)])
+  }
+  const withNested = (b: Block, depth: number, seen: ReadonlySet<string>): ReadonlyArray<Row> => {
+    const id = String(b.id)
+    const children = seen.has(id) ? [] : (nested.get(id) ?? [])
+    const inner = new Set([...seen, id])
+    return [{ ...rowOf(b), depth }, ...children.flatMap((child) => withNested(child, depth + 1, inner))]
+  }
   const sections: Array<Section> = []
   let model: { start: number; end: number | undefined } | undefined
   for (const entry of entries) {
@@ -91,28 +125,9 @@ export const fromEntries = (entries: ReadonlyArray<TranscriptEntry>): ReadonlyAr
       else if (model !== undefined) model.end = entry.at
       continue
     }
-    if (entry.type !== "assistant") continue
+    if (entry.type !== "assistant" || typeof entry.parent_tool_use_id === "string") continue
     const blocks = blocksOf(entry)
-    const rows = blocks
-      .filter((b) => b.type === "tool_use" && typeof b.id === "string")
-      .map((b): Row => {
-        const id = String(b.id)
-        const times = states.get(id) ?? {}
-        const result = results.get(id)
-        const decision = decisions.get(id)
-        return {
-          id,
-          name: String(b.name),
-          input: clip(JSON.stringify(b.input ?? {}), inputLength),
-          queued: times.queued,
-          executing: times.executing,
-          completed: times.completed,
-          yielded: times.yielded,
-          kind: kindOfResult(result, decision),
-          result: result === undefined ? "(no result)" : clip(contentText(result.content), previewLength),
-          decision
-        }
-      })
+    const rows = callsOf(entry).flatMap((b) => withNested(b, 0, new Set()))
     const text = blocks
       .filter((b) => b.type === "text")
       .map((b) => String(b.text))

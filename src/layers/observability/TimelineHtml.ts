@@ -69,9 +69,11 @@ const callRow = (row: Row, t0: number, span: number): string => {
     bars.push(bar("waiting", row.completed, row.yielded, t0, span, `${summary} (completed, waiting to be yielded)`))
   }
   const details = [`input: ${row.input}`, decisionText(row), `result (${row.kind}):`, row.result].join("\n")
+  // a sub-agent's call sits under its Agent call, indented by depth
+  const indent = (row.depth ?? 0) > 0 ? ` style="padding-left:${(row.depth ?? 0) * 16}px"` : ""
   return (
     `<div class="row call ${row.kind}-row" data-id="${escapeHtml(row.id)}" title="${escapeHtml(summary)}">` +
-    `<div class="label">${escapeHtml(row.id)} ${escapeHtml(row.name)}</div><div class="track">${bars.join("")}</div></div>` +
+    `<div class="label"${indent}>${(row.depth ?? 0) > 0 ? "↳ " : ""}${escapeHtml(row.id)} ${escapeHtml(row.name)}</div><div class="track">${bars.join("")}</div></div>` +
     `<div class="details">${escapeHtml(details)}</div>`
   )
 }

@@ -103,3 +103,32 @@ describe("TimelineHtml.render", () => {
     expect(html).not.toMatch(/(src|href)=/)
   })
 })
+
+describe("TimelineData: sub-agents", () => {
+  it("a sub-agent's calls are nested rows under its Agent call, not sections of their own", () => {
+    const use = (id: string, name: string) => ({ type: "tool_use", id, name, input: {} })
+    const entries = [
+      line({ type: "assistant", message: { role: "assistant", content: [use("ag", "Agent"), use("r0", "Read")] } }),
+      line({
+        type: "assistant",
+        parent_tool_use_id: "ag",
+        message: { role: "assistant", content: [use("s1", "Grep"), use("s2", "Read")] }
+      }),
+      line({
+        type: "user",
+        parent_tool_use_id: "ag",
+        message: { role: "user", content: [{ type: "tool_result", tool_use_id: "s1", content: "found" }] }
+      })
+    ]
+    const sections = TimelineData.fromEntries(entries)
+    expect(sections).toHaveLength(1)
+    expect(sections[0]!.rows.map((r) => [r.id, r.depth, r.kind])).toEqual([
+      ["ag", 0, "pending"],
+      ["s1", 1, "ok"],
+      ["s2", 1, "pending"],
+      ["r0", 0, "pending"]
+    ])
+    const html = TimelineHtml.render(sections, "nested")
+    expect(html).toContain('<div class="label" style="padding-left:16px">↳ s1 Grep</div>')
+  })
+})
