@@ -122,8 +122,8 @@ const sdkLayer = (settings: ExportSettings, version: string | undefined) =>
 /**
  * Exports spans and metrics over OTLP/HTTP for the life of the layer when the environment names an endpoint (the
  * buffers are flushed when it closes), with the executor's per-call spans on (Spans.ExecutorSpans). Without an
- * endpoint nothing is exported, so the per-call spans are turned off. Fails on a protocol other than http/protobuf
- * or http/json.
+ * endpoint nothing is exported and the per-call spans stay off. Fails on a protocol other than http/protobuf or
+ * http/json.
  */
 export const layerFromEnv = (version?: string): Layer.Layer<Spans.ExecutorSpans, InvalidInputError> =>
   Layer.unwrapEffect(

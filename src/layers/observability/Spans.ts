@@ -10,19 +10,19 @@ import type { PermissionDecision } from "../../domain/Permission.js"
 import type * as Tool from "../../domain/Tool.js"
 
 /**
- * Whether the executor opens its per-call spans (`execute_tool` and its children). On by default: they are opened
- * directly with the tracer and cost a few per cent of a no-op call (bench/Executor.bench.ts, `spans_ratio`). An
- * application turns them off with {@link layerNoExecutorSpans}; the CLI does when it exports nothing. Agent and
- * model spans are always on.
+ * Whether the executor opens its per-call spans (`execute_tool` and its children), read when the executor is built.
+ * Off by default: even opened directly with the tracer they cost more than the rest of a no-op call (see
+ * bench/Executor.bench.ts, `spans_ratio`). An application turns them on with {@link layerExecutorSpans}; the CLI
+ * does when it exports to an OTLP endpoint. Agent and model spans are always on.
  */
 export class ExecutorSpans extends Context.Reference<ExecutorSpans>()("armature/ExecutorSpans", {
-  defaultValue: () => true
+  defaultValue: () => false
 }) {}
 
-/** Turns the executor's per-call spans on (the default). */
+/** Turns the executor's per-call spans on. */
 export const layerExecutorSpans: Layer.Layer<ExecutorSpans> = Layer.succeed(ExecutorSpans, true)
 
-/** Turns the executor's per-call spans off. */
+/** Turns the executor's per-call spans off (the default). */
 export const layerNoExecutorSpans: Layer.Layer<ExecutorSpans> = Layer.succeed(ExecutorSpans, false)
 
 /** Span names. */

@@ -1,8 +1,7 @@
 /**
- * The executor's per-call spans are on by default, and what a call's steps open nests under them: a span opened
- * while the result is stored (outside the tool body) is a child of `execute_tool`, one opened by the tool itself a
- * child of `armature.tool_body`. With `Spans.layerNoExecutorSpans` no per-call span is opened, and the tool's own
- * span hangs under the caller's span.
+ * With the executor's per-call spans on, what a call's steps open nests under them: a span opened while the result
+ * is stored (outside the tool body) is a child of `execute_tool`, one opened by the tool itself a child of
+ * `armature.tool_body`. By default no per-call span is opened, and the tool's own span hangs under the caller's span.
  */
 import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
 import { describe, expect, it } from "@effect/vitest"
@@ -81,9 +80,9 @@ const runBatch = Effect.gen(function* () {
   ])
 })
 
-describe("executor spans by default", () => {
+describe("executor spans", () => {
   const exporter = new InMemorySpanExporter()
-  it.scoped("are on, and a call's steps open their spans under its execute_tool span", () =>
+  it.scoped("when on, a call's steps open their spans under its execute_tool span", () =>
     Effect.gen(function* () {
       exporter.reset()
       yield* runBatch
@@ -102,11 +101,11 @@ describe("executor spans by default", () => {
         const body = children.find((s) => s.name === "armature.tool_body")!
         expect(spans.filter((s) => parentOf(s) === idOf(body)).map((s) => s.name)).toEqual(["inside the tool"])
       }
-    }).pipe(Effect.provide(engine(exporter)))
+    }).pipe(Effect.provide(engine(exporter).pipe(Layer.provide(Spans.layerExecutorSpans))))
   )
 
   const quiet = new InMemorySpanExporter()
-  it.scoped("are off with layerNoExecutorSpans: the steps' own spans then hang under the caller's span", () =>
+  it.scoped("are off by default: the steps' own spans then hang under the caller's span", () =>
     Effect.gen(function* () {
       quiet.reset()
       yield* runBatch
@@ -115,6 +114,6 @@ describe("executor spans by default", () => {
       expect(spans.filter((s) => s.name.startsWith("execute_tool") || s.name.startsWith("armature."))).toEqual([])
       const inside = named(spans, "inside the tool")
       expect(inside.map(parentOf)).toEqual([idOf(turn), idOf(turn)])
-    }).pipe(Effect.provide(engine(quiet).pipe(Layer.provide(Spans.layerNoExecutorSpans))))
+    }).pipe(Effect.provide(engine(quiet)))
   )
 })
