@@ -1,6 +1,6 @@
 /**
  * Executor benchmarks, printing one JSON object per line:
- * - overhead in batches: 5,000 no-op calls in batches of 10 through the executor (full pipeline, pass-through
+ * - overhead in batches: 6,000 no-op calls in batches of 10 through the executor (full pipeline, pass-through
  *   permissions and hooks) against Effect.forEach with concurrency 10 over each batch, as a ratio;
  * - overhead: one batch of 10,000 no-op calls, same comparison;
  *   both sides are timed alternately round by round and medians are reported (the machine may be shared);
@@ -74,8 +74,8 @@ const round2 = (x: number) => Math.round(x * 100) / 100
 
 /**
  * Times the executor with its per-call spans off, the same executor with them on, and `Effect.forEach`, one after
- * the other in each of `rounds` rounds after one warm-up of each, so that a burst of load on a shared machine hits
- * every side alike. Reports per-call medians and the median of the per-round ratios, in wall-clock time and in CPU
+ * the other in each of `rounds` rounds (in a turning order) after one warm-up of each, so that a burst of load on a
+ * shared machine hits every side alike. Reports per-call medians and the median of the per-round ratios, in wall-clock time and in CPU
  * time (on a loaded machine the wall clock mostly measures waiting for a core; the CPU time does not).
  */
 const compare = <E1, E2, E3>(
@@ -93,10 +93,17 @@ const compare = <E1, E2, E3>(
     const off: Array<{ wall: number; cpu: number }> = []
     const on: Array<{ wall: number; cpu: number }> = []
     const plain: Array<{ wall: number; cpu: number }> = []
+    const sides = [
+      { run: viaExecutor as Effect.Effect<unknown, unknown>, into: off },
+      { run: viaTracedExecutor as Effect.Effect<unknown, unknown>, into: on },
+      { run: viaForEach as Effect.Effect<unknown, unknown>, into: plain }
+    ]
     for (let i = 0; i < rounds; i++) {
-      off.push(yield* time(viaExecutor))
-      on.push(yield* time(viaTracedExecutor))
-      plain.push(yield* time(viaForEach))
+      // the order turns each round: a side that follows another pays for its garbage, so none always comes second
+      for (let k = 0; k < sides.length; k++) {
+        const side = sides[(i + k) % sides.length]
+        side.into.push(yield* time(side.run))
+      }
     }
     const perCall = (ms: number) => Math.round(((ms * 1000) / calls) * 10) / 10
     const wall = (xs: typeof off) => xs.map((x) => x.wall)
@@ -132,7 +139,7 @@ const overhead = Effect.gen(function* () {
   return yield* compare(
     "executor-overhead (one batch of 10,000)",
     n,
-    5,
+    6,
     executor.runBatchCollect(calls),
     traced.runBatchCollect(calls).pipe(Effect.withSpan("bench")),
     Effect.forEach(calls, (c) => handler(c.input as { ms: number }), { concurrency: 10, discard: true })
@@ -140,7 +147,7 @@ const overhead = Effect.gen(function* () {
 })
 
 /**
- * 5,000 no-op calls in batches of 10, the way a model turn brings them, against Effect.forEach over each batch;
+ * 6,000 no-op calls (12 rounds of 50 batches of 10), the way a model turn brings them, against Effect.forEach over each batch;
  * printed twice: as the executor's overhead, and as the cost of its per-call spans (`tracing-overhead`).
  */
 const batchedOverhead = Effect.gen(function* () {
@@ -152,9 +159,9 @@ const batchedOverhead = Effect.gen(function* () {
     Array.from({ length: size }, (_, i) => call(`b${b}c${i}`, "Read", 0))
   )
   const result = yield* compare(
-    "executor-overhead-batches-of-10 (5,000 calls: 10 rounds of 50 batches)",
+    "executor-overhead-batches-of-10 (6,000 calls: 12 rounds of 50 batches)",
     batches * size,
-    10,
+    12,
     Effect.forEach(all, (batch) => executor.runBatchCollect(batch), { discard: true }),
     Effect.forEach(all, (batch) => traced.runBatchCollect(batch), { discard: true }).pipe(Effect.withSpan("bench")),
     Effect.forEach(
@@ -164,7 +171,7 @@ const batchedOverhead = Effect.gen(function* () {
     )
   )
   const tracing = {
-    name: "tracing-overhead (5,000 calls in batches of 10: executor spans on vs off)",
+    name: "tracing-overhead (6,000 calls in batches of 10: executor spans on vs off)",
     calls_per_round: result.calls_per_round,
     rounds: result.rounds,
     spans_on_us_per_call: result.executor_spans_on_us_per_call,

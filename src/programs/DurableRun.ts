@@ -116,13 +116,13 @@ export const resume = (id: string, database: Option.Option<string>) =>
     }
     const record = yield* DurableStore.find(id).pipe(Effect.provide(DurableStore.sqlLayer(location)), Effect.orDie)
     if (Option.isNone(record)) return yield* new InvalidInputError({ message: `resume: no durable session ${id}` })
-    const state = DurableStore.stateOf(record.value, location._tag === "Sqlite")
-    if (state === "running" && location._tag === "Sqlite") {
+    const state = DurableStore.stateOf(record.value)
+    if (state === "running") {
       return yield* new InvalidInputError({
-        message: `resume: session ${id} is running (process ${record.value.pid})`
+        message: `resume: session ${id} is running (process ${record.value.pid} on ${record.value.host})`
       })
     }
-    if (state !== "running" && state !== "interrupted") {
+    if (state !== "interrupted") {
       yield* Console.error(`armature: session ${id} has already ended (${state})`)
       if (state !== "success") process.exitCode = 1
       return
@@ -141,12 +141,11 @@ export const sessions = (database: Option.Option<string>, json: boolean) =>
         ).pipe(Effect.map((found) => found.flatMap((r) => (Option.isSome(r) ? [r.value] : [])))),
       onSome: (url) => DurableStore.list.pipe(Effect.provide(DurableStore.sqlLayer({ _tag: "Postgres", url })))
     }).pipe(Effect.orDie)
-    const local = Option.isNone(database)
     for (const record of records) {
       const args = decodeArgs(record.args)
       const row = {
         session_id: record.id,
-        state: DurableStore.stateOf(record, local),
+        state: DurableStore.stateOf(record),
         created_at: new Date(record.createdAt).toISOString(),
         updated_at: new Date(record.updatedAt).toISOString(),
         pid: record.pid,

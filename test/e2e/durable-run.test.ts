@@ -7,6 +7,7 @@ import { Effect, Schedule } from "effect"
 import { crashedText } from "../../src/layers/durable/DurableSession.js"
 import { bin } from "../fixtures/Cli.js"
 import * as MessagesServer from "../fixtures/MessagesServer.js"
+import * as Postgres from "../fixtures/Postgres.js"
 
 interface Ended {
   readonly code: number | null
@@ -76,11 +77,21 @@ const bash = (id: string, command: string): MessagesServer.ScriptBlock => ({
   input: { command }
 })
 
-describe("armature run --durable", () => {
+/** The stores a durable session is tested on: the embedded SQLite file, and a fresh PostgreSQL database. */
+const stores = [
+  { name: "SQLite under .armature/", database: Effect.succeed<ReadonlyArray<string>>([]) },
+  {
+    name: "PostgreSQL (--database)",
+    database: Effect.map(Postgres.freshDatabase("armature_durable_run"), (url) => ["--database", url])
+  }
+]
+
+describe.each(stores)("armature run --durable, $name", ({ database }) => {
   it.scopedLive(
     "a session killed (SIGKILL) while its second call runs is resumed: the first call ran once, the model gets both results in order",
     () =>
       Effect.gen(function* () {
+        const store = yield* database
         const dir = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-durable-")))
         const gate = Path.join(dir, "gate")
         ChildProcess.execFileSync("mkfifo", [gate])
@@ -93,7 +104,7 @@ describe("armature run --durable", () => {
           MessagesServer.message([{ type: "text", text: "Both calls are answered." }])
         ])
         const env = { ANTHROPIC_BASE_URL: server.url }
-        const flags = ["--output", "stream-json", "--permission-mode", "bypassPermissions", "--cwd", dir]
+        const flags = ["--output", "stream-json", "--permission-mode", "bypassPermissions", "--cwd", dir, ...store]
         const first = start(["run", "--durable", "append then wait", ...flags], dir, env)
         // the second call runs once the first one's result is stored (both change things: they run one at a time)
         yield* until("the second call to start", () => Fs.existsSync(Path.join(dir, "started")))
@@ -105,10 +116,10 @@ describe("armature run --durable", () => {
         expect(sessionId).toMatch(/^[0-9a-f-]{36}$/)
         expect(server.requests).toHaveLength(1)
 
-        const listed = yield* run(["sessions", "--json"], dir, env)
+        const listed = yield* run(["sessions", "--json", ...store], dir, env)
         expect(jsonLines(listed.stdout)).toMatchObject([{ session_id: sessionId, state: "interrupted" }])
 
-        const resumed = yield* run(["resume", sessionId], dir, env)
+        const resumed = yield* run(["resume", sessionId, ...store], dir, env)
         expect(resumed.stderr).not.toContain("Error")
         expect(resumed.code).toBe(0)
         const result = jsonLines(resumed.stdout).at(-1)
@@ -125,7 +136,7 @@ describe("armature run --durable", () => {
             { type: "tool_result", tool_use_id: "toolu_second", content: crashedText("Bash"), is_error: true }
           ]
         })
-        const after = yield* run(["sessions", "--json"], dir, env)
+        const after = yield* run(["sessions", "--json", ...store], dir, env)
         expect(jsonLines(after.stdout)).toMatchObject([{ session_id: sessionId, state: "success" }])
       }),
     120_000

@@ -8,6 +8,7 @@
  * session was started with (to resume it), the process running it and how it ended (for `armature sessions`).
  */
 import * as Fs from "node:fs"
+import * as Os from "node:os"
 import * as Path from "node:path"
 import * as ClusterWorkflowEngine from "@effect/cluster/ClusterWorkflowEngine"
 import * as SingleRunner from "@effect/cluster/SingleRunner"
@@ -76,6 +77,8 @@ export interface SessionRecord {
   readonly args: string
   readonly createdAt: number
   readonly pid: number
+  /** The host of that process. */
+  readonly host: string
   /** `running` while a process runs it, else the result's subtype (`success`, `error_max_turns`, …). */
   readonly state: string
   readonly updatedAt: number
@@ -89,6 +92,7 @@ const ensureTable = Effect.flatMap(
       args TEXT NOT NULL,
       created_at BIGINT NOT NULL,
       pid INTEGER NOT NULL,
+      host TEXT NOT NULL,
       state TEXT NOT NULL,
       updated_at BIGINT NOT NULL
     )`
@@ -100,9 +104,10 @@ export const markRunning = (id: string, args: string) =>
     yield* ensureTable
     const sql = yield* SqlClient.SqlClient
     const now = Date.now()
-    yield* sql`INSERT INTO armature_sessions (id, args, created_at, pid, state, updated_at)
-      VALUES (${id}, ${args}, ${now}, ${process.pid}, 'running', ${now})
-      ON CONFLICT (id) DO UPDATE SET pid = ${process.pid}, state = 'running', updated_at = ${now}`
+    const host = Os.hostname()
+    yield* sql`INSERT INTO armature_sessions (id, args, created_at, pid, host, state, updated_at)
+      VALUES (${id}, ${args}, ${now}, ${process.pid}, ${host}, 'running', ${now})
+      ON CONFLICT (id) DO UPDATE SET pid = ${process.pid}, host = ${host}, state = 'running', updated_at = ${now}`
   })
 
 /** Records how a session ended. */
@@ -117,6 +122,7 @@ interface Row {
   readonly args: string
   readonly created_at: number | string
   readonly pid: number
+  readonly host: string
   readonly state: string
   readonly updated_at: number | string
 }
@@ -126,6 +132,7 @@ const toRecord = (row: Row): SessionRecord => ({
   args: row.args,
   createdAt: Number(row.created_at),
   pid: row.pid,
+  host: row.host,
   state: row.state,
   updatedAt: Number(row.updated_at)
 })
@@ -158,8 +165,8 @@ export const isAlive = (pid: number): boolean => {
 }
 
 /**
- * The state shown for a session: a `running` session whose process is gone was cut short and can be resumed
- * (`interrupted`); a session that a process on another host runs cannot be checked from here and stays `running`.
+ * The state shown for a session: a `running` session whose process (on this host) is gone was cut short and can be
+ * resumed (`interrupted`); a process on another host cannot be checked from here, and its sessions stay `running`.
  */
-export const stateOf = (record: SessionRecord, local: boolean): string =>
-  record.state === "running" && local && !isAlive(record.pid) ? "interrupted" : record.state
+export const stateOf = (record: SessionRecord): string =>
+  record.state === "running" && record.host === Os.hostname() && !isAlive(record.pid) ? "interrupted" : record.state

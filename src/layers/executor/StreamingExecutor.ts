@@ -67,24 +67,28 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
       session,
       spans: yield* Spans.ExecutorSpans
     })
-    // A durable session's journal (asked for at each call, from the context the execution runs in) records each
-    // call's outcome by its tool_use_id and gives a stored one back on replay.
-    const journaled: typeof pipeline = {
-      run: (started, links) =>
-        Effect.flatMap(Effect.serviceOption(CallJournal), (journal) =>
-          Option.isNone(journal)
-            ? pipeline.run(started, links)
-            : journal.value.record(
-                {
-                  toolUseId: started.call.id,
-                  toolName: started.tool.name,
-                  readOnly: Tool.safely(started.tool.isReadOnly, started.input)
-                },
-                pipeline.run(started, links)
-              )
-        )
-    }
-    const env: Execution.Env = { registry, session, pipeline: journaled }
+    // A durable session's journal (asked for once per execution, in the context the execution runs in, which is
+    // the context its calls run in) records each call's outcome by its tool_use_id and gives a stored one back on
+    // replay. Without one, the calls run the pipeline as it is.
+    const plain: Execution.Env = { registry, session, pipeline }
+    const journaled = (journal: CallJournal["Type"]): Execution.Env => ({
+      registry,
+      session,
+      pipeline: {
+        run: (started, links) =>
+          journal.record(
+            {
+              toolUseId: started.call.id,
+              toolName: started.tool.name,
+              readOnly: Tool.safely(started.tool.isReadOnly, started.input)
+            },
+            pipeline.run(started, links)
+          )
+      }
+    })
+    const envNow: Effect.Effect<Execution.Env> = Effect.map(Effect.serviceOption(CallJournal), (journal) =>
+      Option.isNone(journal) ? plain : journaled(journal.value)
+    )
 
     const settings = (options: ExecuteOptions): Execution.Options => ({
       cap: Math.max(1, options.maxConcurrency ?? config.maxConcurrency),
@@ -103,7 +107,7 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
       Stream.unwrapScoped(
         Effect.gen(function* () {
           const mailbox = yield* Mailbox.make<ExecutorEvent, E | InvalidInputError | DependencyCycleError>()
-          yield* Execution.run(env, input, settings(options), Execution.mailboxSink(mailbox))
+          yield* Execution.run(yield* envNow, input, settings(options), Execution.mailboxSink(mailbox))
           return Mailbox.toStream(mailbox)
         })
       )
@@ -121,7 +125,7 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
         const results: Array<ToolResult> = []
         // the owner runs in this fiber and returns once every result is in (or the execution was discarded)
         yield* Execution.run(
-          env,
+          yield* envNow,
           { _tag: "Batch", calls },
           settings(options),
           {
