@@ -42,7 +42,9 @@ const tool = (name: string, safe: boolean) =>
     })
   )
 
+// the executor under test has its per-call spans off (the default, said explicitly); tracedExecutor has them on
 const layer = StreamingExecutor.layer({ maxConcurrency: 10 }).pipe(
+  Layer.provide(Spans.layerNoExecutorSpans),
   Layer.provideMerge(Layer.mergeAll(tool("Read", true), tool("Bash", false))),
   Layer.provideMerge(ToolRegistryLive.layer),
   Layer.provideMerge(

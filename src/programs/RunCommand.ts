@@ -368,6 +368,11 @@ export const command = Command.make("run", { prompt, ...runOptions, ...resultOpt
   Effect.gen(function* () {
     const text = yield* readPrompt(args.prompt)
     const runArgs: RunArgs = { ...(args as Omit<RunArgs, "prompt">), prompt: text }
+    if (Option.isSome(runArgs.compactThreshold) && runArgs.compactThreshold.value < 0) {
+      return yield* new InvalidInputError({
+        message: `--compact-threshold: expected a number of tokens (0 or more), got ${runArgs.compactThreshold.value}`
+      })
+    }
     if (runArgs.durable || Option.isSome(runArgs.database)) {
       // the workflow engine, the cluster and the SQL drivers load only for durable runs
       const durable = yield* Effect.promise(() => import("./DurableRun.js"))

@@ -61,7 +61,8 @@ const nextRequest = (run: RunContext.RunContext, sessionContext: ReadonlyArray<s
         }
       ],
       tools: requestTools(pool, discovered),
-      messages: Compaction.microCompact(messages, run.options.compaction, run.transcript.path)
+      // a copy: the loop's history grows after the request is sent
+      messages: [...Compaction.microCompact(messages, run.options.compaction, run.transcript.path)]
     }
     return { request, discovered }
   })

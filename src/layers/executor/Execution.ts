@@ -44,6 +44,8 @@ export interface Env {
   readonly registry: ToolRegistry["Type"]
   readonly session: Session["Type"]
   readonly pipeline: ReturnType<typeof CallPipeline.make>
+  /** Whether calls get their spans (Spans.ExecutorSpans, read when the executor was built). */
+  readonly spans: boolean
 }
 
 /** The settings of one execution, resolved from the executor's defaults and the call's options. */
@@ -152,7 +154,7 @@ export const run = <E>(
 ): Effect.Effect<void, never, Scope.Scope> =>
   Effect.gen(function* () {
     const clock = yield* Effect.clock
-    const opener = (yield* Spans.ExecutorSpans) ? yield* Spans.opener : undefined
+    const opener = env.spans ? yield* Spans.opener : undefined
     const startedAt = clock.unsafeCurrentTimeMillis()
     const now = () => clock.unsafeCurrentTimeMillis() - startedAt
     const inbox = yield* Mailbox.make<Message<Failure<E>>>()

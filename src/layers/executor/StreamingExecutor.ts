@@ -58,6 +58,7 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
     const registry = yield* ToolRegistry
     const session = yield* Session
     const config: ExecutorConfig = { ...(yield* defaultConfig), ...overrides }
+    const spans = yield* Spans.ExecutorSpans
     const pipeline = CallPipeline.make({
       policy: yield* PermissionPolicy,
       approver: yield* Approver,
@@ -65,15 +66,14 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
       store: yield* ResultStore,
       cache: Option.getOrElse(yield* Effect.serviceOption(ResultCache), () => noResultCache),
       session,
-      spans: yield* Spans.ExecutorSpans
+      spans
     })
     // A durable session's journal (asked for once per execution, in the context the execution runs in, which is
     // the context its calls run in) records each call's outcome by its tool_use_id and gives a stored one back on
     // replay. Without one, the calls run the pipeline as it is.
-    const plain: Execution.Env = { registry, session, pipeline }
+    const plain: Execution.Env = { registry, session, pipeline, spans }
     const journaled = (journal: CallJournal["Type"]): Execution.Env => ({
-      registry,
-      session,
+      ...plain,
       pipeline: {
         run: (started, links) =>
           journal.record(

@@ -186,7 +186,7 @@ export const searchBuiltin = (query: Query, guard?: FileWalker.Guard): Effect.Ef
         if (lines !== undefined) results.push({ path, ...lines })
       }
     }
-    yield* paths.length >= GrepReader.parallelFrom
+    yield* paths.length >= GrepReader.parallelFrom && GrepReader.spareCore()
       ? GrepReader.readParallel(paths, literals, linePattern, match).pipe(
           Effect.mapError((e) => new GrepError({ message: `Search failed: ${e.message}` }))
         )

@@ -121,14 +121,16 @@ const sdkLayer = (settings: ExportSettings, version: string | undefined) =>
 
 /**
  * Exports spans and metrics over OTLP/HTTP for the life of the layer when the environment names an endpoint (the
- * buffers are flushed when it closes); the executor then opens its per-call spans (Spans.ExecutorSpans). Empty otherwise. Fails on a protocol other than http/protobuf or http/json.
+ * buffers are flushed when it closes), with the executor's per-call spans on (Spans.ExecutorSpans). Without an
+ * endpoint nothing is exported and the per-call spans stay off. Fails on a protocol other than http/protobuf or
+ * http/json.
  */
 export const layerFromEnv = (version?: string): Layer.Layer<Spans.ExecutorSpans, InvalidInputError> =>
   Layer.unwrapEffect(
     Effect.flatMap(
       settings,
       Option.match({
-        onNone: () => Effect.succeed(Layer.succeed(Spans.ExecutorSpans, false)),
+        onNone: () => Effect.succeed(Spans.layerNoExecutorSpans),
         onSome: (s) =>
           Effect.map(sdkLayer(s, version), (layer) => Layer.merge(Layer.discard(layer), Spans.layerExecutorSpans))
       })

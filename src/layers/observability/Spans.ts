@@ -10,9 +10,10 @@ import type { PermissionDecision } from "../../domain/Permission.js"
 import type * as Tool from "../../domain/Tool.js"
 
 /**
- * Whether the executor opens its per-call spans (`execute_tool` and its children). They cost about as much as the
- * rest of a no-op call (see bench/Executor.bench.ts), so they are off unless an application turns them on with
- * {@link layerExecutorSpans}; the CLI does when it exports to an OTLP endpoint. Agent and model spans are always on.
+ * Whether the executor opens its per-call spans (`execute_tool` and its children), read when the executor is built.
+ * Off by default: even opened directly with the tracer they cost more than the rest of a no-op call (see
+ * bench/Executor.bench.ts, `spans_ratio`). An application turns them on with {@link layerExecutorSpans}; the CLI
+ * does when it exports to an OTLP endpoint. Agent and model spans are always on.
  */
 export class ExecutorSpans extends Context.Reference<ExecutorSpans>()("armature/ExecutorSpans", {
   defaultValue: () => false
@@ -20,6 +21,9 @@ export class ExecutorSpans extends Context.Reference<ExecutorSpans>()("armature/
 
 /** Turns the executor's per-call spans on. */
 export const layerExecutorSpans: Layer.Layer<ExecutorSpans> = Layer.succeed(ExecutorSpans, true)
+
+/** Turns the executor's per-call spans off (the default). */
+export const layerNoExecutorSpans: Layer.Layer<ExecutorSpans> = Layer.succeed(ExecutorSpans, false)
 
 /** Span names. */
 export const names = {

@@ -72,6 +72,18 @@ const innerForms = (name: string, args: ReadonlyArray<Word>, context: Context): 
       return [anything]
     case "trap":
       return args.length > 1 ? codeForms(args.slice(0, 1), context) : []
+    case "alias":
+      // `alias r=rm` makes `r` run `rm` (where aliases are expanded): the value is code.
+      return args.flatMap((word) => {
+        const eq = word.value.indexOf("=")
+        if (eq === -1) return []
+        return word.literal ? context.code(word.value.slice(eq + 1)) : [anything]
+      })
+    case "hash": {
+      // `hash -p /bin/rm r` makes `r` run /bin/rm.
+      const at = args.findIndex((word) => word.value === "-p")
+      return at === -1 || at + 1 >= args.length ? [] : formsOf(args.slice(at + 1, at + 2), context)
+    }
   }
   if (shells.has(name)) return shellForms(args, context)
   const wrapper = Object.hasOwn(wrappers, name) ? wrappers[name] : undefined

@@ -2,10 +2,11 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Ref } from "effect"
 import * as AgentDefinition from "../../../src/domain/AgentDefinition.js"
 import * as AgentLoop from "../../../src/layers/agent/AgentLoop.js"
 import * as Compaction from "../../../src/layers/agent/Compaction.js"
+import * as HooksLive from "../../../src/layers/hooks/HooksLive.js"
 import type { Message } from "../../../src/services/LanguageModel.js"
 import { ScriptedLanguageModel, TestEngine } from "../../../src/testing/index.js"
 
@@ -94,6 +95,44 @@ describe("AgentLoop: sub-agents and compaction (library, scripted model)", () =>
         )
       )
   )
+
+  it.effect("a sub-agent's end runs SubagentStop, not Stop; a blocking SubagentStop hook sends it on once", () => {
+    const seen = Effect.runSync(Ref.make<ReadonlyArray<string>>([]))
+    const note = (event: "Stop" | "SubagentStop") =>
+      HooksLive.addHook(event, undefined, (input) =>
+        Effect.map(
+          Ref.updateAndGet(seen, (all) => [...all, event]),
+          (all) =>
+            event === "SubagentStop" && input.stop_hook_active === false && all.length === 1
+              ? { decision: "block" as const, reason: "add the line count" }
+              : undefined
+        )
+      )
+    return Effect.gen(function* () {
+      const requests = yield* ScriptedLanguageModel.ScriptedRequests
+      const result = yield* AgentLoop.run({ prompt: "delegate", agents: { definitions: [helper] } })
+      expect(result).toMatchObject({ subtype: "success", result: "parent done" })
+      expect(yield* Ref.get(seen)).toEqual(["SubagentStop", "SubagentStop", "Stop"])
+      const all = yield* requests.all
+      const sub = all.filter((r) => ScriptedLanguageModel.systemText(r).includes("You are the helper."))
+      expect(JSON.stringify(sub.at(-1)!.messages.at(-1))).toContain("add the line count")
+      expect(JSON.stringify(all.at(-1)!.messages)).toContain("first answer, 12 lines")
+    }).pipe(
+      Effect.provide(
+        TestEngine.layer({
+          cwd: tempDir(),
+          hooks: [note("Stop"), note("SubagentStop")],
+          script: [
+            turn(toolUse("Agent", { description: "d", prompt: "count", subagent_type: "helper" })),
+            turn(text("parent done"))
+          ],
+          lanes: ScriptedLanguageModel.lanes({
+            subagents: { "You are the helper.": [turn(text("first answer")), turn(text("first answer, 12 lines"))] }
+          })
+        })
+      )
+    )
+  })
 
   it.effect(
     "auto-compaction in the library: the compaction lane's text becomes the summary, the todo list is kept",

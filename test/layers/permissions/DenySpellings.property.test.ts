@@ -64,6 +64,9 @@ const evalWrap: Wrap = (inner) => `eval ${shellQuote(inner)}`
  * Wrappers that run the command given after them (each with some of its options). With `aroundTarget` false they
  * wrap a harmless command and must not make it run input as code: no eval, no appending xargs above a find.
  */
+/** More than the wraps one generated command has, so one is always free. */
+const placeholders = ["%", "@", "^", "~~", "=="]
+
 const wrapAround = (aroundTarget: boolean): FastCheck.Arbitrary<Wrap> =>
   FastCheck.oneof(
     FastCheck.constantFrom(
@@ -116,9 +119,11 @@ const wrapAround = (aroundTarget: boolean): FastCheck.Arbitrary<Wrap> =>
       "xargs --max-args=1 -P2"
     ).map((prefix) =>
       // The input xargs appends may be a whole `-exec CMD ;` to a find below it: around harmless commands, only
-      // the replacing form (which appends nothing) keeps find harmless.
+      // the replacing form (which appends nothing) keeps find harmless, with a placeholder the words below do not
+      // contain (an outer `xargs -I%` would turn an inner `-I%` into `-I<input>`, and that xargs appends again).
       !aroundTarget && prefix.startsWith("xargs")
-        ? (inner: string) => `${inner.includes("find ") ? "xargs -I%" : prefix} ${inner}`
+        ? (inner: string) =>
+            `${inner.includes("find ") ? `xargs -I${placeholders.find((p) => !inner.includes(p))}` : prefix} ${inner}`
         : prefixWrap(prefix)
     ),
     FastCheck.constantFrom<Wrap>(

@@ -297,6 +297,37 @@ layer(base)("deny rules under a tool-wide allow: wrappers and interpreters (gene
     })
   )
 
+  it.effect("a file the line writes and then runs asks; a file it writes and then reads does not", () =>
+    Effect.gen(function* () {
+      const rows: ReadonlyArray<readonly [string, string]> = [
+        ["echo 'rm -rf x' > a.sh && bash a.sh", "ask"],
+        ["printf 'import os' > a.py && python3 a.py", "ask"],
+        ["cat > run.sh <<'EOF'\nrm x\nEOF\nchmod +x run.sh && ./run.sh", "ask"],
+        ["echo x | tee b.sh; sh ./b.sh", "ask"],
+        ["cp /bin/rm ./r && ./r x", "ask"],
+        ["echo hi > out.txt && cat out.txt", "allow"],
+        ["npm test > out.log 2>&1", "allow"]
+      ]
+      for (const [command, expected] of rows) {
+        const decision = yield* decide(project, { allow: ["Bash"], deny, tool: "Bash", input: { command } })
+        expect({ command, behavior: decision.behavior }).toEqual({ command, behavior: expected })
+      }
+    })
+  )
+
+  it.effect("alias and hash -p definitions are read as the command they name", () =>
+    Effect.gen(function* () {
+      for (const [command, expected] of [
+        ["shopt -s expand_aliases; alias r=rm; r x", "deny"],
+        ["hash -p /bin/rm r; r x", "deny"],
+        ["alias ll='ls -la'", "allow"]
+      ] as const) {
+        const decision = yield* decide(project, { allow: ["Bash"], deny, tool: "Bash", input: { command } })
+        expect({ command, behavior: decision.behavior }).toEqual({ command, behavior: expected })
+      }
+    })
+  )
+
   it.effect("variables naming a program ask", () =>
     Effect.gen(function* () {
       for (const command of [

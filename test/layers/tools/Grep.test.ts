@@ -37,33 +37,25 @@ describe("Grep", () => {
       const root = yield* corpusCopy
       const update = process.env.ARMATURE_UPDATE_GREP_EXPECTED === "1"
       const rg = GrepEngine.hasRg()
-      // The cases only read the copy, so they run a few at a time (their rg processes overlap); mismatches are
-      // listed in case order.
-      const perCase = yield* Effect.forEach(
-        cases,
-        (c) =>
-          Effect.gen(function* () {
-            const mismatches: Array<string> = []
-            decode(c.input)
-            const expectedFile = Path.join(corpus, "expected", `${c.name}.txt`)
-            const normalize = (out: string) => out.split(root).join("<root>")
-            if (update && rg) {
-              const fromRg = normalize(yield* Grep.search("rg", c.input, root))
-              NodeFs.mkdirSync(Path.dirname(expectedFile), { recursive: true })
-              NodeFs.writeFileSync(expectedFile, fromRg)
-            }
-            const expected = NodeFs.readFileSync(expectedFile, "utf8")
-            const builtin = normalize(yield* Grep.search("builtin", c.input, root))
-            if (builtin !== expected) mismatches.push(`builtin ${c.name}:\n${builtin}\n--- expected:\n${expected}`)
-            if (rg) {
-              const fromRg = normalize(yield* Grep.search("rg", c.input, root))
-              if (fromRg !== expected) mismatches.push(`rg ${c.name}:\n${fromRg}\n--- expected:\n${expected}`)
-            }
-            return mismatches
-          }),
-        { concurrency: 4 }
-      )
-      expect(perCase.flat()).toEqual([])
+      const mismatches: Array<string> = []
+      for (const c of cases) {
+        decode(c.input)
+        const expectedFile = Path.join(corpus, "expected", `${c.name}.txt`)
+        const normalize = (out: string) => out.split(root).join("<root>")
+        if (update && rg) {
+          const fromRg = normalize(yield* Grep.search("rg", c.input, root))
+          NodeFs.mkdirSync(Path.dirname(expectedFile), { recursive: true })
+          NodeFs.writeFileSync(expectedFile, fromRg)
+        }
+        const expected = NodeFs.readFileSync(expectedFile, "utf8")
+        const builtin = normalize(yield* Grep.search("builtin", c.input, root))
+        if (builtin !== expected) mismatches.push(`builtin ${c.name}:\n${builtin}\n--- expected:\n${expected}`)
+        if (rg) {
+          const fromRg = normalize(yield* Grep.search("rg", c.input, root))
+          if (fromRg !== expected) mismatches.push(`rg ${c.name}:\n${fromRg}\n--- expected:\n${expected}`)
+        }
+      }
+      expect(mismatches).toEqual([])
       expect(cases.length).toBeGreaterThan(30)
     })
   )
