@@ -28,6 +28,7 @@ import { Settings } from "../services/Settings.js"
 import { Transcript } from "../services/Transcript.js"
 import * as Audit from "./Audit.js"
 import * as ExitCode from "./ExitCode.js"
+import { loadDurable } from "./LoadDurable.js"
 import { type EngineOptions, engineLayer, engineOptions, type ResultOptions, resultOptions } from "./Runtime.js"
 import * as Signals from "./Signals.js"
 import * as ToolLoading from "./ToolLoading.js"
@@ -375,7 +376,7 @@ export const command = Command.make("run", { prompt, ...runOptions, ...resultOpt
     }
     if (runArgs.durable || Option.isSome(runArgs.database)) {
       // the workflow engine, the cluster and the SQL drivers load only for durable runs
-      const durable = yield* Effect.promise(() => import("./DurableRun.js"))
+      const durable = yield* loadDurable
       return yield* durable.runDurable(runArgs)
     }
     yield* checkResume(runArgs)

@@ -5,13 +5,12 @@
 import { Args, Command, Options } from "@effect/cli"
 import { Effect } from "effect"
 import * as ExitCode from "./ExitCode.js"
+import { loadDurable as load } from "./LoadDurable.js"
 
 const database = Options.text("database").pipe(
   Options.withDescription("The PostgreSQL database of the sessions (postgres://…); default: SQLite under .armature/"),
   Options.optional
 )
-
-const load = Effect.promise(() => import("./DurableRun.js"))
 
 /** `armature resume SESSION_ID`. */
 export const resume = Command.make(
@@ -32,5 +31,6 @@ export const resume = Command.make(
 export const sessions = Command.make(
   "sessions",
   { database, json: Options.boolean("json").pipe(Options.withDescription("Print JSON lines instead of a table")) },
-  ({ database, json }) => Effect.flatMap(load, (durable) => durable.sessions(database, json))
+  ({ database, json }) =>
+    Effect.flatMap(load, (durable) => durable.sessions(database, json)).pipe(ExitCode.onInvalidInput)
 ).pipe(Command.withDescription("List the durable sessions and their state (running, interrupted, or how they ended)"))
