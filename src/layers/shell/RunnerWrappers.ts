@@ -9,6 +9,37 @@ import type { Wrapper } from "./WrapperTables.js"
 
 const helpVersion = { help: "flag", version: "flag" } as const
 
+/** The options `su` and `runuser` share (util-linux); each adds its own. */
+const switchUser = {
+  short: {
+    c: "value",
+    f: "flag",
+    g: "value",
+    G: "value",
+    l: "flag",
+    m: "flag",
+    p: "flag",
+    P: "flag",
+    s: "value",
+    w: "value",
+    h: "flag",
+    V: "flag"
+  },
+  long: {
+    command: "value",
+    "session-command": "value",
+    fast: "flag",
+    group: "value",
+    "supp-group": "value",
+    login: "flag",
+    "preserve-environment": "flag",
+    pty: "flag",
+    shell: "value",
+    "whitelist-environment": "value",
+    ...helpVersion
+  }
+} as const
+
 /** The wrappers by command name, merged into `WrapperTables.wrappers`. */
 export const runnerWrappers: Readonly<Record<string, Wrapper>> = {
   watch: {
@@ -85,70 +116,14 @@ export const runnerWrappers: Readonly<Record<string, Wrapper>> = {
     code: ["-c", "--command"]
   },
   su: {
-    options: {
-      short: {
-        c: "value",
-        C: "value",
-        f: "flag",
-        g: "value",
-        G: "value",
-        l: "flag",
-        m: "flag",
-        p: "flag",
-        P: "flag",
-        s: "value",
-        w: "value",
-        h: "flag",
-        V: "flag"
-      },
-      long: {
-        command: "value",
-        "session-command": "value",
-        fast: "flag",
-        group: "value",
-        "supp-group": "value",
-        login: "flag",
-        "preserve-environment": "flag",
-        pty: "flag",
-        shell: "value",
-        "whitelist-environment": "value",
-        ...helpVersion
-      }
-    },
+    options: { short: { ...switchUser.short, C: "value" }, long: switchUser.long },
     code: ["-c", "-C", "--command", "--session-command"],
     dash: true
   },
   runuser: {
     options: {
-      short: {
-        c: "value",
-        f: "flag",
-        g: "value",
-        G: "value",
-        l: "flag",
-        m: "flag",
-        p: "flag",
-        P: "flag",
-        s: "value",
-        u: "value",
-        w: "value",
-        h: "flag",
-        V: "flag"
-      },
-      long: {
-        command: "value",
-        "session-command": "value",
-        fast: "flag",
-        group: "value",
-        "supp-group": "value",
-        login: "flag",
-        "preserve-environment": "flag",
-        pty: "flag",
-        shell: "value",
-        user: "value",
-        "whitelist-environment": "value",
-        ...helpVersion
-      },
+      short: { ...switchUser.short, u: "value" },
+      long: { ...switchUser.long, user: "value" },
       stopAtOperand: true
     },
     code: ["-c", "--command", "--session-command"],
