@@ -72,6 +72,9 @@ const operandCount = (table: CommandTable): FastCheck.Arbitrary<number> => {
   return FastCheck.integer({ min: Math.min(leading.length, max), max })
 }
 
+/** A plain operand word (built once: building a `stringMatching` arbitrary costs far more than drawing from it). */
+const plainOperand = FastCheck.stringMatching(/^[a-z][a-z0-9_.]{0,6}$/)
+
 /** A read-only use of the subject: listed options with valid values, then plain operands. */
 export const readOnlyLine = (subject: Subject): FastCheck.Arbitrary<ReadonlyArray<string>> => {
   const entries = entriesOf(subject.table, false).filter((entry) => !(subject.skip ?? []).includes(entry.names[0]))
@@ -84,7 +87,7 @@ export const readOnlyLine = (subject: Subject): FastCheck.Arbitrary<ReadonlyArra
     subject.operands !== undefined
       ? FastCheck.constant(subject.operands)
       : operandCount(subject.table).chain((count) =>
-          FastCheck.array(FastCheck.stringMatching(/^[a-z][a-z0-9_.]{0,6}$/), { minLength: count, maxLength: count })
+          FastCheck.array(plainOperand, { minLength: count, maxLength: count })
         )
   return FastCheck.tuple(options, operands).map(([chosen, words]) => [
     ...subject.prefix,
