@@ -20,14 +20,29 @@ const stateDir = tempDir("armature-descendants-state-")
 
 const Services = bashServices(stateDir)
 
-/** Waits until every escapee has written its pid, and returns the pids. */
+/** The command a process runs now ("" once it is gone). */
+const commandOf = (pid: number): string => {
+  try {
+    return Fs.readFileSync(`/proc/${pid}/comm`, "utf8").trim()
+  } catch {
+    return ""
+  }
+}
+
+/**
+ * Waits until every escapee has written its pid and become `sleep`, and returns the pids. (Each writes its pid and
+ * then execs: while the exec replaces its memory, its environment cannot be read, so one scan of /proc may miss it —
+ * the kill re-scans in rounds for that reason; a test of a single scan waits for the exec to finish.)
+ */
 const escapees = (dir: string) =>
   Effect.gen(function* () {
     const files = ways.map((way) => Path.join(dir, `${way}.pid`))
     yield* waitUntil("every escapee's pid", () =>
       files.every((file) => Fs.existsSync(file) && Fs.readFileSync(file, "utf8").endsWith("\n"))
     )
-    return files.map((file) => Number(Fs.readFileSync(file, "utf8").trim()))
+    const pids = files.map((file) => Number(Fs.readFileSync(file, "utf8").trim()))
+    yield* waitUntil("every escapee to run sleep", () => pids.every((pid) => commandOf(pid) === "sleep"))
+    return pids
   })
 
 /** Every pid is gone (or a zombie) within 3 s, polled on /proc. */
