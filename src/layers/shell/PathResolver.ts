@@ -69,6 +69,15 @@ export const walkWith = <E, R>(
     return loop(steps.next())
   })
 
+/**
+ * A path inside one process's `/proc` directory (`/proc/self/cwd/…`, `/proc/thread-self/root/…`, `/proc/42/fd/3`):
+ * what it names depends on the process that opens it, which is the shell, not this one. It is never resolved.
+ */
+export const isProcessPath = (path: string): boolean => {
+  const parts = path.split("/").filter((part) => part !== "" && part !== ".")
+  return parts.length > 2 && parts[0] === "proc" && /^(?:self|thread-self|\d+)$/.test(parts[1])
+}
+
 /** Resolves absolute paths; the cache lives as long as the resolver. */
 export interface PathResolver {
   /** The path with every symlink of an existing prefix resolved (a dangling link: its target). */
@@ -99,6 +108,8 @@ export const make = Effect.gen(function* () {
       const next = child(dir, name)
       const cached = entries.get(next)
       if (cached !== undefined) return cached
+      // Inside /proc/<pid>/ the links (cwd, root, fd/N) lead where this process's do: left as written.
+      if (isProcessPath(next)) return { path: next, exists: true }
       const names = yield* list(dir)
       let found: Found
       if (names !== undefined && !names.has(name)) found = { path: next, exists: false }

@@ -130,6 +130,10 @@ export const resolve = (
         const normalized = Path.resolve(raw)
         const first = yield* resolver.resolve(raw)
         const forms = new Set([first, normalized === raw ? first : yield* resolver.resolve(normalized)])
+        if ([raw, normalized, ...forms].some(PathResolver.isProcessPath)) {
+          out.unresolved.push({ given: raw, access, reason: "a /proc/<pid> path depends on the process that opens it" })
+          return
+        }
         out.paths.push({ given: raw, access, forms: [...forms], recursive, glob })
       })
 

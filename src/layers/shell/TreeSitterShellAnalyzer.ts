@@ -205,19 +205,58 @@ const maxNesting = 256
 /** Thrown (and caught by `analyze`) when substitutions or subshells nest deeper than `maxNesting`. */
 class TooDeep extends RangeError {}
 
+/** Text in which nothing is expanded: no substitution can hide there. */
+const literalText = new Set(["raw_string", "ansi_c_string", "comment"])
+
+/** A backtick or `$(` not escaped by a backslash; in a `${…}` word, `<(` and `>(` too (bash runs them there). */
+const unseenSubstitution = /(?<!\\)(?:\\\\)*(?:`|\$\()/
+const unseenProcessSubstitution = /(?<!\\)(?:\\\\)*[<>]\(/
+
+/** A here-document whose delimiter is quoted (`<<'EOF'`, `<<\EOF`, `<<"EOF"`): its body is not expanded. */
+const quotedHeredoc = (body: Node): boolean => {
+  const start = childrenOf(body.parent ?? body).find((child) => child.type === "heredoc_start")
+  return start !== undefined && /['"\\]/.test(start.text)
+}
+
+/**
+ * The text of a node that none of its children covers. tree-sitter-bash does not parse every substitution (a
+ * backtick in `${x:-`…`}` is part of a plain word): one left in such text is code the analysis has not seen.
+ */
+const ownText = (node: Node, source: string): string => {
+  let text = ""
+  let at = node.startIndex
+  for (const child of childrenOf(node)) {
+    text += source.slice(at, child.startIndex)
+    at = Math.max(at, child.endIndex)
+  }
+  return text + source.slice(at, node.endIndex)
+}
+
+/** Pushes a danger when a node holds a substitution tree-sitter did not parse as one. */
+const checkUnseen = (node: Node, inExpansion: boolean, found: Found): void => {
+  if (!node.isNamed || literalText.has(node.type)) return
+  if (node.type === "heredoc_body" && quotedHeredoc(node)) return
+  const text = ownText(node, found.source)
+  if (unseenSubstitution.test(text) || (inExpansion && unseenProcessSubstitution.test(text))) {
+    found.dangers.push("substitution the parser did not read as a command")
+  }
+}
+
 /**
  * Visits every node in source order, with an explicit stack: a line of 10,000 `&&` nests as deep as that, and is
  * analyzed like any other line.
  */
 const visit = (root: Node, found: Found): void => {
-  const stack: Array<readonly [Node, number]> = [[root, 0]]
+  const stack: Array<readonly [Node, number, boolean]> = [[root, 0, false]]
   while (stack.length > 0) {
-    const [node, outer] = stack.pop()!
+    const [node, outer, outerExpansion] = stack.pop()!
     const depth = nesting.has(node.type) ? outer + 1 : outer
     if (depth > maxNesting) throw new TooDeep("nested too deeply")
+    const inExpansion = outerExpansion || node.type === "expansion"
+    checkUnseen(node, inExpansion, found)
     if (!visitNode(node, found)) continue
     const children = childrenOf(node)
-    for (let i = children.length - 1; i >= 0; i--) stack.push([children[i], depth])
+    for (let i = children.length - 1; i >= 0; i--) stack.push([children[i], depth, inExpansion])
   }
 }
 

@@ -227,3 +227,25 @@ describe("ReadOnlyCommands.isRiskyAssignment", () => {
     }
   })
 })
+
+describe("sed labels", () => {
+  // GNU sed 4.9 skips blanks before a label and ends it at a blank or `;`: what follows is the next command.
+  const label = FastCheck.stringMatching(/^[A-Za-z0-9_.#-]{1,6}$/)
+  const branch = FastCheck.constantFrom(":", "b", "t", "T", ": ", "b ", "t\t")
+  const blank = FastCheck.constantFrom(" ", "\t", ";", " ; ", "\n")
+  const writer = FastCheck.constantFrom("w /tmp/f", "e rm x", "r secrets/key.txt", "s/h/CMD/e", "W out", "R f")
+  const safe = FastCheck.constantFrom("p", "d", "n", "=", "s/a/b/g", "")
+
+  it.prop("a command after a label is judged as a command", [branch, label, blank, writer], ([b, l, sep, w]) => {
+    expect(ReadOnlyCommands.isReadOnlyCommand(["sed", "-n", `${b}${l}${sep}${w}`, "f"])).toBe(false)
+  })
+
+  it.prop("a label followed by read-only commands stays read-only", [branch, label, blank, safe], ([b, l, sep, s]) => {
+    expect(ReadOnlyCommands.isReadOnlyCommand(["sed", "-n", `${b}${l}${sep}${s}`, "f"])).toBe(true)
+  })
+
+  it("a } in a label is not read-only", () => {
+    for (const script of [":x}", "bx}", "bx};:x"])
+      expect(ReadOnlyCommands.isReadOnlyCommand(["sed", script])).toBe(false)
+  })
+})

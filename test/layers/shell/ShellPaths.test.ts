@@ -72,4 +72,26 @@ layer(base, { timeout: 30_000 })("ShellPaths", (it) => {
       )
     }
   })
+
+  describe("a path inside /proc/<pid>/ depends on the process that opens it: unresolved", () => {
+    const prefixes = ["/proc/self", "/proc/thread-self", "/proc/1", "/proc/./self", "/proc//self", "/proc/self/task/1"]
+    const rests = ["cwd/secrets/key.pem", "root/etc/passwd", "fd/3", "map_files/x", "cwd", "cwd/../cwd/x"]
+    for (const prefix of prefixes) {
+      for (const rest of rests) {
+        const command = `cat ${prefix}/${rest}`
+        it.effect(command, () =>
+          Effect.gen(function* () {
+            const found = yield* pathsOf(command)
+            expect(found.unresolved.length, command).toBe(1)
+            expect(found.paths, command).toEqual([])
+          })
+        )
+      }
+    }
+    it.effect("other /proc files resolve as usual", () =>
+      Effect.gen(function* () {
+        expect((yield* pathsOf("cat /proc/cpuinfo")).unresolved).toEqual([])
+      })
+    )
+  })
 })

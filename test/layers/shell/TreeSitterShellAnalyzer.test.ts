@@ -387,6 +387,62 @@ layer(TreeSitterShellAnalyzer.layer)("TreeSitterShellAnalyzer", (it) => {
         expect(analysis.dangers.length).toBeGreaterThan(0)
       })
   )
+
+  // A substitution nested in expansions, strings, arithmetic, subscripts or here-documents, at any depth: the
+  // grammar does not parse some of them (a backtick in `${x:-…}` is a plain word), and none may pass as read-only.
+  const expansions = [
+    (inner: string) => `\${x:-${inner}}`,
+    (inner: string) => `\${x:+${inner}}`,
+    (inner: string) => `\${x#${inner}}`,
+    (inner: string) => `\${x%%${inner}}`,
+    (inner: string) => `\${x/${inner}/y}`,
+    (inner: string) => `\${x:=${inner}}`
+  ]
+  // `<(…)` is literal in double quotes, but bash runs it in a `${…}` word: it starts inside an expansion.
+  const substitution = FastCheck.oneof(
+    FastCheck.constantFrom("`rm x`", "$(rm x)"),
+    FastCheck.tuple(FastCheck.constantFrom("<(rm x)", ">(rm x)"), FastCheck.constantFrom(...expansions)).map(
+      ([inner, wrap]) => wrap(inner)
+    )
+  )
+  const wrapper = FastCheck.constantFrom(
+    ...expansions,
+    (inner: string) => `\${a[${inner}]}`,
+    (inner: string) => `"${inner}"`,
+    (inner: string) => `"a ${inner} b"`,
+    (inner: string) => `$(( 1 + ${inner} ))`,
+    (inner: string) => `x${inner}y`
+  )
+  const nested = FastCheck.tuple(substitution, FastCheck.array(wrapper, { minLength: 1, maxLength: 4 })).map(
+    ([inner, wrappers]) => wrappers.reduce((text, wrap) => wrap(text), inner)
+  )
+  const placement = FastCheck.constantFrom(
+    (word: string) => `echo ${word}`,
+    (word: string) => `ls ${word}`,
+    (word: string) => `cat README.md | grep ${word}`,
+    (word: string) => `cat <<EOF\n${word}\nEOF`,
+    (word: string) => `[[ ${word} == y ]]`
+  )
+
+  it.effect.prop(
+    "a substitution nested at any depth in expansions, strings or here-documents is never read-only",
+    [nested, placement],
+    ([word, place]) =>
+      Effect.gen(function* () {
+        const command = place(word)
+        const analysis = (yield* ShellAnalyzer).analyze(command)
+        expect(analysis.readOnly, command).toBe(false)
+        expect(analysis.dangers.length, command).toBeGreaterThan(0)
+      })
+  )
+
+  it.effect("a quoted here-document, a single-quoted string and escaped backticks stay literal", () =>
+    Effect.gen(function* () {
+      for (const command of ["cat <<'EOF'\na `rm x` $(rm x)\nEOF", "grep '`rm x`' README.md", 'echo "a\\`b" \\`']) {
+        expect((yield* ShellAnalyzer).analyze(command).readOnly, command).toBe(true)
+      }
+    })
+  )
 })
 
 describe("TreeSitterShellAnalyzer.layer", () => {

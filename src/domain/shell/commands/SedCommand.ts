@@ -32,7 +32,7 @@ const sedTable: CommandTable = {
 const simple = new Set(["p", "P", "=", "d", "D", "n", "N", "g", "G", "h", "H", "x", "z", "F", "{", "}"])
 /** Commands taking an optional number (`l 40`, `q 5`). */
 const numbered = new Set(["l", "q", "Q"])
-/** Branches and labels, whose label runs to `;` or the end of the line. */
+/** Branches and labels, whose label runs to a blank, `;` or the end of the line. */
 const labelled = new Set(["b", "t", "T", ":"])
 
 /** Skips a delimited part (`/re/`, `s/a/b/`) from `at` (just after the opening delimiter); -1 when unterminated. */
@@ -82,7 +82,12 @@ export const scriptProblem = (script: string): string | undefined => {
       continue
     }
     if (labelled.has(command)) {
-      while (at < script.length && script[at] !== ";" && script[at] !== "\n") at++
+      // GNU sed skips blanks before the label and ends it at a blank or `;`: what follows is the next command
+      // (`:x w file` writes). A `}` in a label is refused by sed; it is not read-only here either.
+      while (script[at] === " " || script[at] === "\t") at++
+      const start = at
+      while (at < script.length && !/[\s;]/.test(script[at])) at++
+      if (script.slice(start, at).includes("}")) return `sed label ${script.slice(start, at)} is malformed`
       continue
     }
     if (command === "s" || command === "y") {
