@@ -108,6 +108,19 @@ const cases: ReadonlyArray<readonly [string, Rules, PermissionBehavior]> = [
   ["cp -r . {@E,x}", acceptEdits, "ask"],
   ["touch $X", acceptEdits, "ask"],
   ["cd @E && touch y", acceptEdits, "ask"],
+  // a recursive copy or extraction into a working directory (or an ancestor) may replace its .claude/ or .git/
+  ...[
+    "cp -r src/. .",
+    "cp -a src/. .",
+    "cp -rT src .",
+    "cp -R src/. src/..",
+    'cp -r src/. "$PWD"',
+    "cp --recursive src/. .",
+    "rsync -a src/ .",
+    "tar xf a.tar -C .",
+    "unzip a.zip -d ."
+  ].map((command) => [command, acceptEdits, "ask"] as const),
+  ["cp -r src copy", acceptEdits, "allow"],
   ["touch newfile", acceptEdits, "allow"],
   ["cp README.md copy.md", acceptEdits, "allow"],
   ["mkdir -p src/new && touch src/new/a.ts", acceptEdits, "allow"],
