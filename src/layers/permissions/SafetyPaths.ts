@@ -46,6 +46,13 @@ const mentionPattern = new RegExp(
  */
 export const protectedMention = (command: string): string | undefined => mentionPattern.exec(command)?.[1]
 
+/**
+ * A command that copies or extracts a whole tree (`cp -r`, `cp -a`, `mv`, `rsync`, `tar`, `unzip`, `cpio`): its
+ * source may hold a `.claude/` or `.git/`, so naming a working directory (or an ancestor) as a path may replace them.
+ */
+const recursiveCopy =
+  /(?:^|[\s;&|(`])(?:(?:\S*\/)?cp\s(?:[^;&|]*\s)?-(?:[a-zA-Z]*[rRa][a-zA-Z]*|-recursive|-archive)\b|(?:\S*\/)?(?:mv|rsync|tar|bsdtar|gtar|unzip|cpio|ditto|pax)\b)/
+
 /** Step 3c: writes to safety paths (`.git/`, `.claude/`, `.armature/`, shell rc files) always ask. */
 export const safetyPaths: Stage = (call) => {
   const writes = call.writes
@@ -56,6 +63,18 @@ export const safetyPaths: Stage = (call) => {
         step: "safetyPaths",
         outcome: "ask",
         reason: `The command writes and names ${name}: writing to ${name} always needs approval`
+      }
+    }
+  }
+  if (writes && call.target._tag === "Command" && recursiveCopy.test(call.target.command)) {
+    const into = call.paths
+      .flatMap((path) => path.forms)
+      .find((form) => call.workingDirs.some((dir) => dir === form || dir.startsWith(`${form}${Path.sep}`)))
+    if (into !== undefined) {
+      return {
+        step: "safetyPaths",
+        outcome: "ask",
+        reason: `The command copies a tree into ${into}, which holds the working directory: it may write its .git/, .claude/ or .armature/, so it always needs approval`
       }
     }
   }

@@ -304,12 +304,27 @@ const addOptionValues = (
 ): void => {
   for (const word of words.slice(1)) {
     const value = word.arg.value
-    if (!value.startsWith("-") || value === "-" || value === "--") continue
-    const prefix = value.startsWith("--") ? value.slice(0, value.indexOf("=") + 1) : value.slice(0, 2)
-    if (prefix === "" || prefix.length === value.length) continue
-    const template = Expansion.dropPrefix(word.template, prefix)
-    if (template === undefined) continue
-    add(template, dirs, "read", true)
-    add(template, dirs, "write", false)
+    const prefixes = new Set<string>()
+    if (value.startsWith("-") && value !== "-" && value !== "--") {
+      const prefix = value.startsWith("--") ? value.slice(0, value.indexOf("=") + 1) : value.slice(0, 2)
+      if (prefix !== "") prefixes.add(prefix)
+    }
+    // `KEY=PATH` operands (`dd if=FILE of=FILE`), and `@FILE`, `<FILE`, `NAME@FILE` values (`curl -d @FILE`,
+    // `-F f=<FILE`, `--data-urlencode name@FILE`): whatever follows `=`, `@` or `<` may be a path too.
+    const equals = value.indexOf("=")
+    if (equals >= 0) prefixes.add(value.slice(0, equals + 1))
+    for (const prefix of [...prefixes, ""]) {
+      const rest = value.slice(prefix.length)
+      if (rest.startsWith("@") || rest.startsWith("<")) prefixes.add(`${prefix}${rest[0]}`)
+    }
+    const at = value.indexOf("@")
+    if (at >= 0) prefixes.add(value.slice(0, at + 1))
+    for (const prefix of prefixes) {
+      if (prefix.length === value.length) continue
+      const template = Expansion.dropPrefix(word.template, prefix)
+      if (template === undefined) continue
+      add(template, dirs, "read", true)
+      add(template, dirs, "write", false)
+    }
   }
 }

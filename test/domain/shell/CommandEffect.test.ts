@@ -74,8 +74,8 @@ describe("CommandEffect.describe", () => {
     expect(implicit("du -sh")).toEqual(["."])
     expect(implicit("ls -R")).toEqual(["."])
     expect(implicit("git log -p")).toEqual(["."])
-    expect(implicit("git -C sub log -p")).toEqual(["sub"])
-    expect(implicit("git -C a -C b diff")).toEqual(["a/b"])
+    expect(implicit("git -C sub log -p")).toEqual(["sub", "."])
+    expect(implicit("git -C a -C b diff")).toEqual(["a/b", "."])
   })
 
   it("gives up (known: false, every operand read and written) on what it does not understand", () => {

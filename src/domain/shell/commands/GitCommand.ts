@@ -84,10 +84,13 @@ export const git: CustomCommand = {
     const directory = chdir(global.reads.map((read) => read.value))
     // `REV:PATH` reads PATH as stored in the repository (relative to its top, or to here with `./`).
     const paths = effect.reads.map((read) => {
-      const stored = /^[^:/]+:(.+)$/.exec(read.value)
+      const stored = /^[^:/]*:(.+)$/.exec(read.value)
       return stored === null ? read : { index: read.index, value: stored[1] }
     })
-    const implicitReads = effect.implicitReads?.map((path) => directory ?? path)
+    // With `-C DIR` the repository may reach above DIR (its history holds every file): "." is read as well.
+    const implicitReads = effect.implicitReads?.flatMap((path) =>
+      directory === undefined ? [path] : [directory, path]
+    )
     return {
       ...effect,
       reads: [...global.reads, ...paths],

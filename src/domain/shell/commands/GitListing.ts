@@ -6,7 +6,7 @@
 import type { CommandEffect } from "../CommandEffect.js"
 import type { ArgWord, CommandTable, View } from "../CommandTable.js"
 import * as TableInterpreter from "../TableInterpreter.js"
-import { diffOptions, helpOptions, refusedDiffOptions, revisionOptions } from "./GitOptions.js"
+import { diffOptions, helpOptions, printsContent, refusedDiffOptions, revisionOptions } from "./GitOptions.js"
 
 /** Operands are patterns only with one of these options; otherwise an operand names a ref to create. */
 const listingWith =
@@ -145,7 +145,9 @@ const configGet: CommandTable = {
 const log: CommandTable = {
   options: [...diffOptions, ...revisionOptions, ...helpOptions],
   refused: refusedDiffOptions,
-  operands: { rest: "text" }
+  operands: { rest: "text" },
+  // `git stash show -p`, `git reflog -p` print committed content: an implicit read of the repository's history.
+  implicitRead: printsContent
 }
 
 const worktreeList: CommandTable = {

@@ -197,6 +197,41 @@ export const revisionOptions: ReadonlyArray<string> = [
   "-L TEXT"
 ]
 
+/**
+ * The options (by the first name of their entry) of diffOptions and revisionOptions after which a history walk
+ * prints, or searches, the content of committed files: patches, combined diffs, line logs, pickaxe searches,
+ * whitespace checks.
+ */
+const contentOptions: ReadonlyArray<string> = [
+  "-p",
+  "-U",
+  "--patch-with-raw",
+  "--patch-with-stat",
+  "--word-diff",
+  "--word-diff-regex",
+  "--color-words",
+  "-W",
+  "--check",
+  "--binary",
+  "-S",
+  "-G",
+  "--find-object",
+  "--cc",
+  "--dd",
+  "--remerge-diff",
+  "--diff-merges",
+  "--combined-all-paths",
+  "-m",
+  "-c",
+  "-L",
+  "--notes",
+  "--show-notes"
+]
+
+/** True when a diff or log option makes the command print or search the content of committed files. */
+export const printsContent = (view: { readonly has: (name: string) => boolean }): boolean =>
+  contentOptions.some((name) => view.has(name))
+
 /** The help options every subcommand accepts. */
 export const helpOptions: ReadonlyArray<string> = ["-h"]
 

@@ -4,7 +4,7 @@
  * operands are. Subcommands that list in one form and change things in another are in GitListing.
  */
 import type { CommandTable, View } from "../CommandTable.js"
-import { diffOptions, helpOptions, refusedDiffOptions, revisionOptions } from "./GitOptions.js"
+import { diffOptions, helpOptions, printsContent, refusedDiffOptions, revisionOptions } from "./GitOptions.js"
 
 /** A format that verifies signatures (`%G?`, `%GS`, …) runs the signature program. */
 const signatureFormat = (view: View): string | undefined =>
@@ -20,13 +20,32 @@ const revisionsAndPaths = { rest: "read" } as const
 /** Directories read by a subcommand that reads the whole repository's content when no path is named. */
 const wholeRepository = (view: View): boolean => view.operands.length === 0
 
+/**
+ * True when every operand follows a literal `--`, so none can be a revision: the operands are then only pathspecs,
+ * checked as reads of those paths.
+ */
+const onlyPathspecs = (view: View): boolean => {
+  const separator = view.args.findIndex((word) => word.literal && word.value === "--")
+  return separator >= 0 && view.operands.every((operand) => operand.index > separator)
+}
+
+/**
+ * The repository's history (every committed version of every file) is read whenever a command can print the
+ * content of committed objects for revisions it does not name as paths: an implicit read of the whole repository,
+ * which any Read deny or ask rule inside it matches.
+ */
+const historyWith =
+  (prints: (view: View) => boolean) =>
+  (view: View): boolean =>
+    wholeRepository(view) || (prints(view) && !(onlyPathspecs(view) && !view.has("--full-diff")))
+
 const log: CommandTable = {
   options: [...diffOptions, ...revisionOptions, ...helpOptions],
   refused: refusedDiffOptions,
   operands: revisionsAndPaths,
   numeric: true,
   check: signatureFormat,
-  implicitRead: wholeRepository
+  implicitRead: historyWith(printsContent)
 }
 
 export const subcommands: Readonly<Record<string, CommandTable>> = {
@@ -55,7 +74,8 @@ export const subcommands: Readonly<Record<string, CommandTable>> = {
     implicitRead: wholeRepository
   },
   log,
-  show: log,
+  // `git show` prints a blob, a tree or a commit's patch whatever its options: it always reads the history.
+  show: { ...log, implicitRead: () => true },
   whatchanged: log,
   "rev-list": {
     ...log,
@@ -105,12 +125,14 @@ export const subcommands: Readonly<Record<string, CommandTable>> = {
       ...helpOptions
     ],
     operands: revisionsAndPaths,
-    implicitRead: wholeRepository
+    // Any operand may be a revision (`git diff HEAD~1`) unless `--no-index` or `--` says they are paths.
+    implicitRead: (view) => !view.has("--no-index") && (wholeRepository(view) || !onlyPathspecs(view))
   },
   "diff-tree": {
     refused: refusedDiffOptions,
     options: [...diffOptions, "-r", "-t", "--root", "--stdin", "-m", "-c", "--cc", ...helpOptions],
-    operands: revisionsAndPaths
+    operands: revisionsAndPaths,
+    implicitRead: (view) => printsContent(view)
   },
   blame: {
     refused: ["--textconv"],
@@ -150,7 +172,10 @@ export const subcommands: Readonly<Record<string, CommandTable>> = {
       "--no-textconv",
       ...helpOptions
     ],
-    operands: revisionsAndPaths
+    operands: revisionsAndPaths,
+    // `git blame FILE` prints FILE as it is; with a revision or another source it prints committed content.
+    implicitRead: (view) =>
+      view.operands.length !== 1 || ["--contents", "--reverse", "-C", "-M", "-S"].some((name) => view.has(name))
   },
   "ls-files": {
     options: [
@@ -257,7 +282,16 @@ export const subcommands: Readonly<Record<string, CommandTable>> = {
     ],
     operands: { leading: ["text"], leadingUnless: ["-e", "-f"], rest: "read" },
     numeric: true,
-    implicitRead: (view) => view.operands.length <= (view.has("-e") || view.has("-f") ? 0 : 1)
+    // With no path, `--cached`, or an operand that may be a revision (`git grep SECRET HEAD`), it reads the index
+    // or the history of the whole repository.
+    implicitRead: (view) => {
+      const patterns = view.has("-e") || view.has("-f") ? 0 : 1
+      if (view.operands.length <= patterns) return true
+      if (view.has("--cached")) return true
+      if (view.has("--no-index") || view.has("--untracked")) return false
+      const separator = view.args.findIndex((word) => word.literal && word.value === "--")
+      return view.operands.slice(patterns).some((operand) => separator < 0 || operand.index < separator)
+    }
   },
   describe: {
     options: [
@@ -344,7 +378,9 @@ export const subcommands: Readonly<Record<string, CommandTable>> = {
       "--no-mailmap",
       ...helpOptions
     ],
-    operands: { rest: "text" }
+    operands: { rest: "text" },
+    // Only -t, -s and -e print no content; `git cat-file -p`, `git cat-file blob SHA` print an object.
+    implicitRead: (view) => !(view.has("-t") || view.has("-s") || view.has("-e"))
   },
   "for-each-ref": {
     options: [
