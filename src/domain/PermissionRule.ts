@@ -184,6 +184,17 @@ export const matchesCommand = (content: string, command: string): boolean => {
 }
 
 /**
+ * The variables an allow rule lets a command be given (inline `A=1 cmd`, or through `env`/`sudo`/… around it): only
+ * ones that change presentation or a well-known build switch, never which code runs or which files are read (unlike
+ * PATH, LD_PRELOAD, BASH_ENV, GIT_*, pagers, …). Any other assignment makes every `Bash(…)` allow rule miss.
+ */
+const harmlessAssignment =
+  /^(?:LANG|LANGUAGE|LC_[A-Z]+|TZ|NO_COLOR|FORCE_COLOR|CLICOLOR|CLICOLOR_FORCE|TERM|COLUMNS|LINES|NODE_ENV|RUST_BACKTRACE|RUST_LOG|PYTHONUNBUFFERED|PYTHONDONTWRITEBYTECODE|GOOS|GOARCH|CGO_ENABLED|CI)$/
+
+/** True when an allow rule may match a command given this variable (see `harmlessAssignment`). */
+export const isHarmlessAssignment = (name: string): boolean => harmlessAssignment.test(name)
+
+/**
  * A word of a command form: its value, or `null` when it is only known when the shell runs (an expansion, a glob,
  * the words `xargs` appends, a `find -exec` `{}`); `null` may stand for any text, several words or none.
  */

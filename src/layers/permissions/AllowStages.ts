@@ -59,12 +59,22 @@ export const mode: Stage = (call) => {
   }
 }
 
-const commandAllowRule = (call: Prepared, argv: ReadonlyArray<string>): PreparedRule | undefined =>
-  call.allow.find(
+/**
+ * The allow rule covering one simple command: a `Bash(…)` rule with content matches only when every variable assigned
+ * for the command is harmless (`A=1 cmd`, `env A=1 cmd`: GIT_CONFIG_*, PATH, LD_PRELOAD, BASH_ENV … change what runs).
+ */
+const commandAllowRule = (
+  call: Prepared,
+  command: { readonly argv: ReadonlyArray<string>; readonly assigned?: ReadonlyArray<string> | undefined }
+): PreparedRule | undefined => {
+  const harmless = (command.assigned ?? []).every(PermissionRule.isHarmlessAssignment)
+  return call.allow.find(
     (pr) =>
       PermissionRule.namesTool(pr.rule.tool, call.tool) &&
-      (pr.rule.content === undefined || PermissionRule.matchesCommand(pr.rule.content, argv.join(" ")))
+      (pr.rule.content === undefined ||
+        (harmless && PermissionRule.matchesCommand(pr.rule.content, command.argv.join(" "))))
   )
+}
 
 /** Step 5: allow rules (every part of the call must be covered) and the tool's own allow. */
 export const allowRules: Stage = (call) => {
@@ -81,7 +91,7 @@ export const allowRules: Stage = (call) => {
   if (call.target._tag === "Command") {
     const analysis = call.analysis
     if (analysis === undefined || analysis.commands.length === 0) return pass("allowRules", "the command is empty")
-    const matched = analysis.commands.map((c) => [c, commandAllowRule(call, c.argv)] as const)
+    const matched = analysis.commands.map((c) => [c, commandAllowRule(call, c)] as const)
     const uncovered = matched.find(([, pr]) => pr === undefined)
     if (uncovered !== undefined) return pass("allowRules", `no allow rule covers \`${uncovered[0].normalized}\``)
     if (!analysis.parsed || analysis.dangers.length > 0) {

@@ -217,7 +217,16 @@ export const gitSubcommandForms = (
   args: ReadonlyArray<Word>,
   make: FormMakers
 ): ReadonlyArray<CommandForm> => {
+  const word = (w: Word): string | null => (w.literal ? w.value : null)
   switch (subcommand) {
+    // Plumbing and contrib commands that push: a rule naming `git push` also sees them as `git push …`.
+    case "send-pack":
+    case "http-push":
+      return [["git", "push", ...args.map(word)]]
+    case "subtree": {
+      const at = args.findIndex((w) => !w.literal || w.value === "push")
+      return at === -1 ? [] : [["git", "push", ...args.slice(at + (args[at].literal ? 1 : 0)).map(word)]]
+    }
     case "config": {
       const operands = args.filter((word) => !word.value.startsWith("-")).map((word) => word.value)
       const [key, value] = operands[0] === "set" || operands[0] === "add" ? operands.slice(1) : operands

@@ -77,6 +77,8 @@ interface Found {
   readonly dangers: Array<string>
   /** Variables assigned earlier in the line: using one again is not read-only. */
   readonly assigned: Set<string>
+  /** Variables assigned by a bare `NAME=value` earlier in the line that may be exported: later commands get them. */
+  readonly exported: Array<string>
   /** The forms of the commands in code given as a string (`bash -c '…'`). */
   readonly code: CodeForms
   /** The command line (for the text between nodes). */
@@ -125,7 +127,7 @@ const visitCommand = (node: Node, found: Found): void => {
   groups.forEach((group, at) => {
     const words = wordsOf(group)
     const { argv, assignments: wrapped, dangers, forms } = analyzeWords(words, found.code)
-    const assigned = [...(at === 0 ? assignments : []), ...wrapped]
+    const assigned = [...found.exported, ...(at === 0 ? assignments : []), ...wrapped]
     found.commands.push(toCommand(node, argv, forms, assigned))
     found.pathSteps.push(commandStep(words, argv))
     found.dangers.push(...dangers)
@@ -161,6 +163,10 @@ const visitNode = (node: Node, found: Found): boolean => {
       const target = node.childForFieldName("name")
       const name = target?.type === "subscript" ? (target.childForFieldName("name")?.text ?? "") : (target?.text ?? "")
       if (ReadOnlyCommands.isRiskyAssignment(name)) found.readOnly = false
+      // `PATH=/tmp/x; ls`: a variable already exported (PATH, GIT_*, …) reaches every later command, so it counts as
+      // assigned for them (allow rules then miss them); lower-case shell locals are left out.
+      const inline = node.parent?.type === "command" || node.parent?.type === "declaration_command"
+      if (!inline && (ReadOnlyCommands.isRiskyAssignment(name) || !/[a-z]/.test(name))) found.exported.push(name)
       found.assigned.add(name)
       break
     }
@@ -269,6 +275,7 @@ const analyzeTree = (root: Node, source: string, code: CodeForms): ShellAnalysis
     commands: [],
     dangers: [],
     assigned: new Set(),
+    exported: [],
     code,
     source,
     pathSteps: [],

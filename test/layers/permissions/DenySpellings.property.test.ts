@@ -160,6 +160,22 @@ const gitPush: Target = {
 }
 
 /** The same command shapes around a command no rule names. */
+/** git's plumbing and contrib commands that push without the word `push` in that place: `git push:*` sees them. */
+const gitPushPlumbing: Target = {
+  rule: "git push:*",
+  command: FastCheck.tuple(
+    spell("git"),
+    FastCheck.array(gitGlobal, { maxLength: 3 }),
+    FastCheck.constantFrom(
+      "send-pack origin main",
+      "send-pack --all https://example.com/r.git",
+      "http-push https://example.com/r.git main",
+      "subtree push --prefix=sub origin main",
+      "subtree -P sub push origin main"
+    )
+  ).map(([name, globals, rest]) => [name, ...globals, rest].join(" "))
+}
+
 const harmless: FastCheck.Arbitrary<string> = FastCheck.oneof(
   FastCheck.constantFrom("ls -l", "echo rm x", "rmdir x", "git rm x"),
   FastCheck.array(gitGlobal, { maxLength: 4 }).map((globals) => ["git", ...globals, "status"].join(" "))
@@ -249,5 +265,23 @@ describe("matching forms with words known only at run time", () => {
       expect(PermissionRule.mayMatchCommand(content, form)).toBe(PermissionRule.matchesCommand(content, form.join(" ")))
     },
     { fastCheck: { numRuns: 500 } }
+  )
+})
+
+layer(base)("git's pushing plumbing under a git push deny rule (generated)", (it) => {
+  it.effect.prop(
+    'Bash(git push:*) denies send-pack, http-push and subtree push under allow: ["Bash"]',
+    [wrapped(gitPushPlumbing.command)],
+    ([command]) =>
+      Effect.gen(function* () {
+        const decision = yield* decide(project, {
+          allow: ["Bash"],
+          deny: ["Bash(git push:*)"],
+          tool: "Bash",
+          input: { command }
+        })
+        expect({ command, behavior: decision.behavior }).toEqual({ command, behavior: "deny" })
+      }),
+    { fastCheck: { numRuns: 40 } }
   )
 })

@@ -217,7 +217,8 @@ layer(base, { timeout: 30_000 })("RulePermissionPolicy", (it) => {
   runTable(it, "Bash allow rules that cover every part", [
     { tool: "Bash", allow: allowList, input: bash("ls -la && echo ok"), expect: "allow", rule: "Bash(ls:*)" },
     { tool: "Bash", allow: allowList, input: bash("git status | cat"), expect: "allow", rule: "Bash(git status:*)" },
-    { tool: "Bash", allow: allowList, input: bash("FOO=1 timeout 5 npm run test --watch"), expect: "allow" },
+    { tool: "Bash", allow: allowList, input: bash("NODE_ENV=test timeout 5 npm run test --watch"), expect: "allow" },
+    { tool: "Bash", allow: allowList, input: bash("FOO=1 timeout 5 npm run test --watch"), expect: "ask" },
     { tool: "Bash", allow: allowList, input: bash("npm run test"), expect: "allow", rule: "Bash(npm run test:*)" },
     { tool: "Bash", allow: allowList, input: bash("ls > /dev/null 2>&1"), expect: "allow" },
     { tool: "Bash", allow: ["Bash(git * main)"], input: bash("git push origin main"), expect: "allow" },

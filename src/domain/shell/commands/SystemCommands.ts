@@ -222,10 +222,6 @@ const npmTables: Readonly<Record<string, CommandTable>> = {
       "--include-workspace-root"
     ],
     operands: { rest: "text" }
-  },
-  view: {
-    options: [...npmCommon, "-w, --workspace=NAME", "--workspaces, --ws", "--include-workspace-root"],
-    operands: { rest: "text" }
   }
 }
 
@@ -233,20 +229,18 @@ const npmAliases: Readonly<Record<string, string>> = {
   ls: "ls",
   list: "ls",
   la: "ls",
-  ll: "ls",
-  view: "view",
-  info: "view",
-  show: "view",
-  v: "view"
+  ll: "ls"
 }
 
-/** `npm --version`, `npm ls …` and `npm view …` (which run no package scripts). */
+/** `npm --version` and `npm ls …` (which run no package scripts and contact no registry; `npm view`/`info`/`show`
+ * ask: they read the registry that the project's `.npmrc` names, i.e. the network). */
 export const npm: CustomCommand = {
   interpret: (args) => {
     const first = args[0]
     if (args.length === 1 && first.literal && ["-v", "--version"].includes(first.value)) return readsNothing
     const sub = first?.literal === true ? npmAliases[first.value] : undefined
-    if (sub === undefined) return TableInterpreter.notKnown("npm runs code unless it lists, views or prints a version")
+    if (sub === undefined)
+      return TableInterpreter.notKnown("npm runs code or contacts a registry unless it lists or prints a version")
     return TableInterpreter.shift(TableInterpreter.interpret(npmTables[sub], args.slice(1)), 1)
   }
 }
