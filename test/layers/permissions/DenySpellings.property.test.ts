@@ -120,10 +120,11 @@ const wrapAround = (aroundTarget: boolean): FastCheck.Arbitrary<Wrap> =>
     ).map((prefix) =>
       // The input xargs appends may be a whole `-exec CMD ;` to a find below it: around harmless commands, only
       // the replacing form (which appends nothing) keeps find harmless, with a placeholder the words below do not
-      // contain (an outer `xargs -I%` would turn an inner `-I%` into `-I<input>`, and that xargs appends again).
+      // contain (an outer `xargs -I%` would turn an inner `-I%` into `-I<input>`: the inner xargs's words are then
+      // known only at run time, and around find it appends again).
       !aroundTarget && prefix.startsWith("xargs")
         ? (inner: string) =>
-            `${inner.includes("find ") ? `xargs -I${placeholders.find((p) => !inner.includes(p))}` : prefix} ${inner}`
+            `${inner.includes("find ") || (prefix.includes("-I") && inner.includes("%")) ? `xargs -I${placeholders.find((p) => !inner.includes(p))}` : prefix} ${inner}`
         : prefixWrap(prefix)
     ),
     FastCheck.constantFrom<Wrap>(
