@@ -46,7 +46,7 @@ describe("armature permissions check", () => {
         "--tool",
         "Bash",
         "--input",
-        JSON.stringify({ command: "FOO=1 npm run test --watch" }),
+        JSON.stringify({ command: "NODE_ENV=test npm run test --watch" }),
         "--setting-sources",
         "user,project",
         "--cwd",
