@@ -202,8 +202,43 @@ const runsInput: Readonly<Record<string, (args: ReadonlyArray<string | null>) =>
   hyperfine: (args) =>
     args.some((w) => w === null || !w.startsWith("-")) ? "`hyperfine` runs the commands given to it" : undefined,
   concurrently: (args) =>
-    args.some((w) => w === null || !w.startsWith("-")) ? "`concurrently` runs the commands given to it" : undefined
+    args.some((w) => w === null || !w.startsWith("-")) ? "`concurrently` runs the commands given to it" : undefined,
+  ed: () => "`ed` reads editing commands from stdin, and its `!` runs a shell command",
+  ex: () => "`ex` reads editor commands from stdin, and its `!` runs a shell command",
+  vim: (args) => (args.some((w) => w === null || /^-[eEsS]+$/.test(w)) ? vimScripted : undefined),
+  vi: (args) => (args.some((w) => w === null || /^-[eEsS]+$/.test(w)) ? vimScripted : undefined),
+  nvim: (args) => (args.some((w) => w === null || /^-[eEsS]+$/.test(w)) ? vimScripted : undefined),
+  sqlite3: (args) => (onlyInfo(args) ? undefined : dbShell("sqlite3", "`.shell`")),
+  duckdb: (args) => (onlyInfo(args) ? undefined : dbShell("duckdb", "`.shell`")),
+  psql: (args) => (onlyInfo(args) ? undefined : dbShell("psql", "`\\!`")),
+  mysql: (args) => (onlyInfo(args) ? undefined : dbShell("mysql", "`system`")),
+  mariadb: (args) => (onlyInfo(args) ? undefined : dbShell("mariadb", "`system`"))
 }
+
+const vimScripted = "`vim -e`/`-s` runs editor commands read from stdin or a script, and `!` runs a shell command"
+const onlyInfo = (args: ReadonlyArray<string | null>): boolean =>
+  args.length > 0 && args.every((w) => w === "--version" || w === "-V" || w === "--help" || w === "-help")
+const dbShell = (name: string, shellEscape: string): string =>
+  `\`${name}\` reads commands from stdin or its operands, and ${shellEscape} runs a shell command`
+
+/** A path that is this process's stdin (or another open descriptor), as a program file. */
+const stdinPath = (word: string | null): boolean =>
+  word === null || /^(\/dev\/stdin|\/dev\/fd\/\d+|\/proc\/(self|thread-self|\d+)\/fd\/\d+)$/.test(word)
+
+/** `-f /dev/stdin`, `--file=-` and the like: an interpreter's (or sed's) program read from a descriptor. */
+const programFromDescriptor = (name: string, args: ReadonlyArray<string | null>): string | undefined => {
+  const at = args.findIndex(
+    (w, i) =>
+      stdinPath(w) ||
+      ((args[i - 1] === "-f" || args[i - 1] === "--file") && w === "-") ||
+      (w !== null && /^(-f|--file=)/.test(w) && stdinPath(w.replace(/^(-f|--file=)/, "")))
+  )
+  return at === -1 ? undefined : `\`${name}\` reads its program from ${args[at] ?? "a word known only at run time"}`
+}
+
+/** What a table of code options says, or else what the program reads from its input. */
+const fromInput = (name: string, args: ReadonlyArray<string | null>): string | undefined =>
+  Object.hasOwn(runsInput, name) ? runsInput[name](args) : undefined
 
 /** Why this command form runs code that Bash rules cannot see, or undefined. */
 export const hiddenCode = (form: CommandForm): string | undefined => {
@@ -212,8 +247,8 @@ export const hiddenCode = (form: CommandForm): string | undefined => {
   const name = basename(head)
   const args = form.slice(1)
   const it = interpreterFor(name)
-  if (it !== undefined) return interpreterFinding(it, name, args)
-  if (name === "sed" || name === "gsed") return sedFinding(args)
+  if (it !== undefined) return interpreterFinding(it, name, args) ?? programFromDescriptor(name, args)
+  if (name === "sed" || name === "gsed") return sedFinding(args) ?? programFromDescriptor(name, args)
   const table = codeOptions[aliases[name] ?? name]
   if (table !== undefined) {
     for (const word of args) {
@@ -229,18 +264,18 @@ export const hiddenCode = (form: CommandForm): string | undefined => {
     ) {
       return "`make -f -` reads its makefile from stdin"
     }
-    return undefined
+    return fromInput(name, args)
   }
   const pattern = embedded[name]
   if (pattern !== undefined) {
     const word = args.find((w) => w === null || pattern.test(w))
     return word === undefined
-      ? undefined
+      ? fromInput(name, args)
       : word === null
         ? unknownWord(name)
         : `\`${name}\` runs a command given in \`${word}\``
   }
-  return Object.hasOwn(runsInput, name) ? runsInput[name](args) : undefined
+  return fromInput(name, args)
 }
 
 /** Variables naming a program or code that the command (or a program it runs) executes. */

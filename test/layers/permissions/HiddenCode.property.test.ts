@@ -201,7 +201,48 @@ const safe = FastCheck.oneof(
   ).map(([wrapper, command]) => `${wrapper} ${command}`)
 )
 
+/** Programs that take editing, SQL or script commands on stdin (or from a descriptor), fed a denied command. */
+const fromStdin = FastCheck.tuple(
+  FastCheck.constantFrom(
+    "ed -s README.md",
+    "ed README.md",
+    "ex -s README.md",
+    "vim -es README.md",
+    "nvim -s /dev/stdin",
+    "awk -f /dev/stdin",
+    "gawk --file=/dev/stdin",
+    "sed -f - README.md",
+    "sed -f/dev/fd/0 README.md",
+    "python3 /dev/stdin",
+    "perl /proc/self/fd/0",
+    "sqlite3 :memory:",
+    "sqlite3 db.sqlite",
+    "duckdb",
+    "psql -d test",
+    "mysql test"
+  ),
+  FastCheck.constantFrom("!rm x", ".system rm x", ".shell git push", "\\! rm x", 'BEGIN{system("rm x")}', "1e rm x"),
+  FastCheck.constantFrom("here-string", "pipe", "here-doc")
+).map(([program, payload, feed]) =>
+  feed === "pipe"
+    ? `printf '%s\\n' '${payload}' | ${program}`
+    : feed === "here-doc"
+      ? `${program} <<'EOF'\n${payload}\nEOF`
+      : `${program} <<< '${payload}'`
+)
+
 layer(base)("deny rules under a tool-wide allow: wrappers and interpreters (generated)", (it) => {
+  it.effect.prop(
+    "a program that reads its commands from stdin or a descriptor is never allowed",
+    [fromStdin],
+    ([command]) =>
+      Effect.gen(function* () {
+        const decision = yield* decide(project, { allow: ["Bash"], deny, tool: "Bash", input: { command } })
+        expect({ command, allowed: decision.behavior === "allow" }).toEqual({ command, allowed: false })
+      }),
+    { fastCheck: { numRuns: 60 } }
+  )
+
   it.effect.prop(
     "a denied command inside any chain of runners is denied",
     [chain(denied)],
