@@ -2,13 +2,13 @@
  * One started call's spans on the executor's hot path: its `execute_tool` span, the step span open now (permission
  * decision or tool body), and the context its fiber runs in. Opening and ending a step is a plain call to the tracer;
  * the fiber's context is never replaced per step (replacing it copies the whole context and makes the fiber compare
- * the old one with the new one, which cost more than the spans themselves, see bench/Executor.bench.ts).
+ * the old one with the new one, which cost more than the spans themselves, see docs/observability.md).
  *
- * Instead the call's fiber starts with a context of its own (made for this call only, by {@link make}) whose parent
- * span is the call's span; while the tool body runs, that context's parent span is the body's span, so what the tool
- * opens nests under `armature.tool_body`, and what the pipeline opens outside the body (hook runs, result
- * persistence) under `execute_tool`. A fiber the tool leaves running after it returned sees `execute_tool` as its
- * parent from then on.
+ * Instead the call's fiber starts with a context of its own ({@link Starter.start}: a copy made for this call, held
+ * only by the call's fiber and the fibers it forks) whose parent span is the call's span; while the tool body runs,
+ * that context's parent span is the body's span, switched in place. So what the tool opens nests under
+ * `armature.tool_body`, and what the pipeline opens outside the body (hook runs, result persistence) under
+ * `execute_tool`. A fiber the tool leaves running after it returned sees `execute_tool` as its parent from then on.
  */
 import { Context, Exit, FiberId, FiberRef, FiberRefs, Option, Runtime, Tracer } from "effect"
 import type * as Tool from "../../domain/Tool.js"

@@ -11,9 +11,10 @@ import type * as Tool from "../../domain/Tool.js"
 
 /**
  * Whether the executor opens its per-call spans (`execute_tool` and its children), read when the executor is built.
- * Off by default: even opened directly with the tracer they cost more than the rest of a no-op call (see
- * bench/Executor.bench.ts, `spans_ratio`). An application turns them on with {@link layerExecutorSpans}; the CLI
- * does when it exports to an OTLP endpoint. Agent and model spans are always on.
+ * Off by default: on a no-op call they still cost more than the 10% the project allows (three spans of Effect's
+ * default tracer and a context per call; see bench/Executor.bench.ts, `spans_ratio`, and docs/observability.md).
+ * An application turns them on with {@link layerExecutorSpans}; the CLI does when it exports to an OTLP endpoint.
+ * Agent and model spans are always on.
  */
 export class ExecutorSpans extends Context.Reference<ExecutorSpans>()("armature/ExecutorSpans", {
   defaultValue: () => false
