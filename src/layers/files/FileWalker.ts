@@ -106,13 +106,25 @@ const parentMatchers = (root: string): ReadonlyArray<Matcher> => {
     if (parent === dir) break
     dir = parent
     const matcher = loadMatcherSync(dir)
-    // A parent's rules that ignore the searched directory itself would ignore everything below it (the `ignore`
-    // package also tests parent paths); ripgrep searches an explicitly given directory, so such a matcher is dropped.
-    if (matcher !== undefined && !matcher.rules.test(`${toPosix(Path.relative(dir, root))}/`).ignored) {
-      found.unshift(matcher)
-    }
+    if (matcher !== undefined) found.unshift(reincludingRoot(matcher, toPosix(Path.relative(dir, root))))
   }
   return found
+}
+
+/** Escapes the characters a gitignore pattern gives a meaning to, so that a name matches only itself. */
+const escapeIgnore = (name: string): string => name.replace(/[\\*?[\]!#]/g, "\\$&")
+
+/**
+ * A parent directory's rules apply below the searched directory but never to it or to the directories between them:
+ * ripgrep searches an explicitly given directory even when a parent's `node_modules/` would ignore it, and still
+ * applies that parent's `dist/` (or `node_modules/`, to a nested one) below it. The `ignore` package tests a path's
+ * parents too, so the searched directory and the ones above it (up to the ignore file's directory) are re-included
+ * by anchored rules added last; they name only those directories, which the walk itself never tests.
+ */
+const reincludingRoot = (matcher: Matcher, rootRelative: string): Matcher => {
+  const segments = rootRelative.split("/").map(escapeIgnore)
+  const rules = segments.map((_, i) => `!/${segments.slice(0, i + 1).join("/")}/`)
+  return { dir: matcher.dir, rules: matcher.rules.add(rules) }
 }
 
 /**
