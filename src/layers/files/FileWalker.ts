@@ -277,12 +277,13 @@ const walkSliced = async (options: WalkOptions, signal: AbortSignal): Promise<Wa
       if (forced === "exclude") continue
       if (forced === "none") {
         if (!isDir && overrides !== undefined && overrides.hasIncludes) continue
+        // Each test only drops the entry, so the cheap file filter goes before the ignore files.
+        if (!isDir && options.fileFilter !== undefined && !options.fileFilter(relative)) continue
         if (active.length > 0) {
           const verdict = ignoreVerdict(active, path, isDir)
           if (verdict === "ignore") continue
           if (verdict === "none" && !options.hidden && entry.name.startsWith(".")) continue
         } else if (!options.hidden && entry.name.startsWith(".")) continue
-        if (!isDir && options.fileFilter !== undefined && !options.fileFilter(relative)) continue
       }
       const rule = guard?.(path, isDir)
       if (rule !== undefined) {
