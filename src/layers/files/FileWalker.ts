@@ -38,6 +38,11 @@ export interface WalkOptions {
   readonly fileFilter?: ((relative: string) => boolean) | undefined
   /** The Read deny guard: paths it names a rule for are skipped (a directory with everything below it). */
   readonly guard?: Guard | undefined
+  /**
+   * Called with the files kept so far (one array that only grows) each time the walk pauses, and once at its end:
+   * a search can start reading before the walk is over.
+   */
+  readonly onProgress?: ((files: ReadonlyArray<WalkedFile>) => void) | undefined
 }
 
 /** The rule (as shown to the model) that forbids reading an absolute path, or undefined. */
@@ -284,6 +289,7 @@ const walkSliced = async (options: WalkOptions, signal: AbortSignal): Promise<Wa
   let deadline = performance.now() + sliceMs
   while (pending.length > 0) {
     if (performance.now() > deadline) {
+      options.onProgress?.(files)
       await yieldToLoop()
       if (signal.aborted) break
       deadline = performance.now() + sliceMs
@@ -326,6 +332,7 @@ const walkSliced = async (options: WalkOptions, signal: AbortSignal): Promise<Wa
       else files.push({ path, relative })
     }
   }
+  options.onProgress?.(files)
   return { files, skipped: skippedList(skipped), denied }
 }
 
