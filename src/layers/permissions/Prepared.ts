@@ -59,9 +59,14 @@ export const pass = (step: string, reason: string): TraceStep => ({ step, outcom
 /** How a rule is named in reasons: its text and the settings file it came from. */
 export const where = (rule: PermissionRule.Rule) => `${rule.text} in ${rule.source}`
 
-/** Every form of the path is inside one of the working directories. */
+/** Devices that hold no data of anyone's: reading or writing them is as good as staying inside the project. */
+const neutralDevices: ReadonlySet<string> = new Set(["/dev/null", "/dev/zero", "/dev/random", "/dev/urandom"])
+
+/** Every form of the path is inside one of the working directories (or is a neutral device such as /dev/null). */
 export const inside = (call: Prepared, path: PreparedPath): boolean =>
-  path.forms.every((form) => call.workingDirs.some((dir) => PermissionRule.isInside(dir, form)))
+  path.forms.every(
+    (form) => neutralDevices.has(form) || call.workingDirs.some((dir) => PermissionRule.isInside(dir, form))
+  )
 
 /** A path rule matches some form of the path (`every`: all of its forms). */
 export const ruleMatchesPath = (pr: PreparedRule, path: PreparedPath, every: boolean): boolean =>
