@@ -139,26 +139,6 @@ export const close = (opener: Opener, span: Tracer.Span, exit: Exit.Exit<unknown
   span.end(opener.now(), exit)
 }
 
-/**
- * Runs `body` in a child span of `parent` opened with the opener: the span is the parent of what `body` opens, and
- * ends with `body`'s exit. One change of the fiber's context, against Effect.withSpan's several steps.
- */
-export const within = <A, E, R>(
-  opener: Opener,
-  name: string,
-  parent: Tracer.AnySpan | undefined,
-  body: (span: Tracer.Span) => Effect.Effect<A, E, R>,
-  attributes?: Record<string, unknown>
-): Effect.Effect<A, E, R> =>
-  Effect.suspend(() => {
-    const span = open(opener, name, parent, attributes)
-    return Effect.onExit(Effect.withParentSpan(body(span), span), (exit) =>
-      Effect.sync(() => {
-        close(opener, span, exit)
-      })
-    )
-  })
-
 /** Opens a call's `execute_tool` span (under the opener's parent); `queueWaitMs` undefined for a call never started. */
 export const openTool = (
   opener: Opener,
