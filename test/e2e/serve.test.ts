@@ -148,7 +148,11 @@ describe("armature serve", () => {
         const database = yield* Postgres.freshDatabase("armature_serve")
         const dir = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-serve-")))
         for (const name of names) ChildProcess.execFileSync("mkfifo", [Path.join(dir, `gate-${name}`)])
-        yield* Effect.addFinalizer(() => Effect.sync(() => names.forEach((n) => release(Path.join(dir, `gate-${n}`)))))
+        yield* Effect.addFinalizer(() =>
+          Effect.sync(() => {
+            for (const name of names) release(Path.join(dir, `gate-${name}`))
+          })
+        )
         // each session has its own script (a lane, found from its prompt): two calls, then a final answer
         const lanes = Object.fromEntries(
           names.map((name) => [
