@@ -8,6 +8,7 @@ import type { RunPlan } from "../../domain/Sandbox.js"
 import type * as Tool from "../../domain/Tool.js"
 import type { ShellAnalysis } from "../../services/ShellAnalyzer.js"
 import type { BashPathCheck } from "./BashPaths.js"
+import type { TreeFinding } from "./ProtectedTrees.js"
 import type { Target } from "./Targets.js"
 
 /** A path of the call in every form it may be opened as, each with symlinks resolved. */
@@ -46,6 +47,8 @@ export interface Prepared {
   readonly ask: ReadonlyArray<PreparedRule>
   readonly deny: ReadonlyArray<PreparedRule>
   readonly opinion: PermissionOpinion
+  /** Bash copying or moving trees: a protected name found in one of the directories it names (see ProtectedTrees). */
+  readonly trees?: TreeFinding | undefined
   /** Bash with the sandbox on: how the command will run, and whether a sandboxed run is allowed without asking. */
   readonly sandbox?: { readonly plan: RunPlan; readonly autoAllow: boolean } | undefined
 }
