@@ -20,7 +20,7 @@ import type * as Tool from "../../domain/Tool.js"
 import type { Session } from "../../services/Session.js"
 import type { CancellationPolicy, Control } from "../../services/ToolExecutor.js"
 import type { ToolRegistry } from "../../services/ToolRegistry.js"
-import { CallSpans } from "../observability/CallSpans.js"
+import { Starter } from "../observability/CallSpans.js"
 import * as Metrics from "../observability/Metrics.js"
 import * as Spans from "../observability/Spans.js"
 import type * as CallPipeline from "./CallPipeline.js"
@@ -161,28 +161,17 @@ export const run = <E>(
      * under it with no change of context. The fiber only talks to the owner through the inbox: starting it here
      * touches no state.
      */
-    const startCall = (runtime: Runtime.Runtime<never>, entry: ExecutionState.Entry) => {
+    const startCall = (runtime: Runtime.Runtime<never>, starter: Starter | undefined, entry: ExecutionState.Entry) => {
       const startedAt = now()
       entry.startedAt = startedAt
       Metrics.callStarted(entry.call.name, startedAt - entry.queuedAt)
       const link = new Link(entry.call.id, sink.detailed ? sink.emit : undefined, now, interrupted)
       let fiberRuntime = runtime
-      if (opener !== undefined) {
-        const tracing = CallSpans.make(
-          opener,
-          runtime.context,
-          entry.tool,
-          entry.call.name,
-          entry.call.id,
-          startedAt - entry.queuedAt
-        )
+      if (starter !== undefined) {
+        const tracing = starter.start(entry.tool, entry.call.name, entry.call.id, startedAt - entry.queuedAt)
         entry.span = tracing.span
         link.tracing = tracing
-        fiberRuntime = Runtime.make({
-          context: tracing.context,
-          fiberRefs: runtime.fiberRefs,
-          runtimeFlags: runtime.runtimeFlags
-        })
+        fiberRuntime = tracing.runtime
       }
       const started = { call: entry.call, tool: entry.tool!, input: entry.input }
       const fiber = Runtime.runFork(fiberRuntime, Effect.interruptible(env.pipeline.run(started, link)))
@@ -254,6 +243,7 @@ export const run = <E>(
       Effect.gen(function* () {
         const runtime = yield* Effect.runtime<never>()
         const self = yield* Effect.fiberId
+        const starter = opener === undefined ? undefined : new Starter(opener, runtime)
         const failure = { cause: Option.none<Cause.Cause<Failure<E>>>(), released: 0 }
         // the first messages are taken out of `initial` so that a long batch's arrivals are not held to the end
         let messages: Iterable<Message<Failure<E>>> = initial.splice(0)
@@ -277,7 +267,7 @@ export const run = <E>(
             let permits = 0
             for (const entry of commands.start) permits += permitsOf(entry)
             yield* semaphore.take(permits)
-            for (const entry of commands.start) startCall(runtime, entry)
+            for (const entry of commands.start) startCall(runtime, starter, entry)
           }
           for (const entry of commands.completed) ended(entry)
           for (const fiber of commands.interrupt) fiber.unsafeInterruptAsFork(self)
