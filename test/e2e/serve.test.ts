@@ -257,4 +257,78 @@ describe("armature serve", () => {
       }),
     240_000
   )
+
+  it.scopedLive(
+    "a follow-up prompt continues the conversation; an interrupt ends the running turn; SIGTERM stops the runner",
+    () =>
+      Effect.gen(function* () {
+        const database = yield* Postgres.freshDatabase("armature_serve_api")
+        const dir = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-serve-api-")))
+        const gate = Path.join(dir, "gate")
+        ChildProcess.execFileSync("mkfifo", [gate])
+        yield* Effect.addFinalizer(() => Effect.sync(() => release(gate)))
+        const server = yield* MessagesServer.make([], {
+          laneOf: (body) => /session ([a-z])\b/.exec(JSON.stringify(body.messages[0] ?? ""))?.[1] ?? "main",
+          lanes: {
+            e: [
+              MessagesServer.message([{ type: "text", text: "First answer." }]),
+              MessagesServer.message([{ type: "text", text: "Second answer." }])
+            ],
+            f: [MessagesServer.message([bash("toolu_f_1", "touch started && cat gate")])]
+          }
+        })
+        const runner = yield* startRunner(database, dir, { ANTHROPIC_BASE_URL: server.url })
+        const events = (id: string, after = 0) =>
+          Effect.promise(() => fetch(`${runner.url}/sessions/${id}/events?after=${after}`).then((r) => r.text()))
+
+        const started = yield* post(`${runner.url}/sessions`, { prompt: "Hello from session e" })
+        expect(started.status).toBe(201)
+        const id = String(started.body.session_id)
+        // the stream ends with the run's result, once the session is no longer running
+        const firstRun = lines(yield* events(id))
+        expect(firstRun.at(-1)).toMatchObject({ type: "result", subtype: "success", result: "First answer." })
+        expect((yield* getJson(`${runner.url}/sessions/${id}`)).body).toMatchObject({ state: "success", prompts: 1 })
+
+        const followUp = yield* post(`${runner.url}/sessions/${id}/prompt`, { prompt: "And then?" })
+        expect(followUp).toEqual({ status: 202, body: { session_id: id, prompt: 1 } })
+        const secondRun = lines(yield* events(id, firstRun.length))
+        expect(secondRun[0]).toMatchObject({ type: "system", subtype: "init", session_id: id })
+        expect(secondRun.at(-1)).toMatchObject({ type: "result", subtype: "success", result: "Second answer." })
+        // the whole stream is both runs, each line once
+        expect(lines(yield* events(id))).toEqual([...firstRun, ...secondRun])
+        expect(server.requests).toHaveLength(2)
+        expect(server.requests[1].body.messages).toMatchObject([
+          { role: "user", content: [{ type: "text", text: "Hello from session e" }] },
+          { role: "assistant", content: [{ type: "text", text: "First answer." }] },
+          { role: "user", content: [{ type: "text", text: "And then?" }] }
+        ])
+        expect((yield* getJson(`${runner.url}/sessions/${id}`)).body).toMatchObject({ state: "success", prompts: 2 })
+
+        // an interrupt ends the run whose call is running; asked of a session that is not running, it is refused
+        const blocked = yield* post(`${runner.url}/sessions`, { prompt: "Wait in session f" })
+        const blockedId = String(blocked.body.session_id)
+        yield* until("the call to start", () => Fs.existsSync(Path.join(dir, "started")))
+        expect(yield* post(`${runner.url}/sessions/${blockedId}/prompt`, { prompt: "more" })).toMatchObject({
+          status: 409
+        })
+        expect(yield* post(`${runner.url}/sessions/${blockedId}/interrupt`, {})).toEqual({
+          status: 202,
+          body: { session_id: blockedId, interrupted: 0 }
+        })
+        const interrupted = lines(yield* events(blockedId))
+        expect(interrupted.at(-1)).toMatchObject({ type: "result", subtype: "interrupted" })
+        expect((yield* getJson(`${runner.url}/sessions/${blockedId}`)).body).toMatchObject({ state: "interrupted" })
+        expect(yield* post(`${runner.url}/sessions/${blockedId}/interrupt`, {})).toMatchObject({ status: 409 })
+
+        // errors name what is wrong
+        expect(yield* post(`${runner.url}/sessions`, { prompt: "" })).toMatchObject({ status: 400 })
+        expect((yield* getJson(`${runner.url}/sessions/nope`)).status).toBe(404)
+
+        runner.child.kill("SIGTERM")
+        const ended = yield* Effect.promise(() => runner.ended)
+        expect(ended.signal).toBe(null)
+        expect(runner.output()).not.toContain("Error")
+      }),
+    240_000
+  )
 })
