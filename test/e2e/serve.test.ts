@@ -8,7 +8,7 @@ import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Redacted, Schedule } from "effect"
 import { crashedText } from "../../src/layers/durable/DurableSession.js"
-import { bin } from "../fixtures/Cli.js"
+import { bin, runCli } from "../fixtures/Cli.js"
 import * as MessagesServer from "../fixtures/MessagesServer.js"
 import * as Postgres from "../fixtures/Postgres.js"
 
@@ -330,5 +330,32 @@ describe("armature serve", () => {
         expect(runner.output()).not.toContain("Error")
       }),
     240_000
+  )
+
+  it.effect("its flags: --help lists the API; a missing or wrong flag is named, exit status 2", () =>
+    Effect.gen(function* () {
+      const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-serve-flags-"))
+      const cli = (args: ReadonlyArray<string>) => Effect.promise(() => runCli(args, dir))
+      const help = yield* cli(["serve", "--help"])
+      expect(help.code).toBe(0)
+      expect(help.stdout).toContain("POST /sessions, GET /sessions/ID/events")
+      expect(help.stdout).toContain("--runner-port")
+      const missing = yield* cli(["serve"])
+      expect(missing.code).toBe(2)
+      expect(missing.stderr).toContain("--database")
+      const wrong = yield* cli(["serve", "--database", "mysql://db/x"])
+      expect(wrong).toMatchObject({
+        code: 2,
+        stderr: "armature: --database: expected a PostgreSQL URL (postgres://…), got mysql://db/x\n"
+      })
+      const port = yield* cli(["serve", "--database", "postgres://db/x", "--runner-port", "0"])
+      expect(port).toMatchObject({ code: 2, stderr: "armature: --runner-port: expected a port (1–65535), got 0\n" })
+      const unreachable = yield* cli(["serve", "--database", "postgres://someone:secret@127.0.0.1:1/x", "--port", "0"])
+      expect(unreachable.code).toBe(2)
+      expect(unreachable.stderr).toContain(
+        "armature: --database: postgres://someone@127.0.0.1:1/x: connect ECONNREFUSED"
+      )
+      expect(unreachable.stderr).not.toContain("secret")
+    })
   )
 })
