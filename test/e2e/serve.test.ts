@@ -3,10 +3,8 @@ import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import * as SqlClient from "@effect/sql/SqlClient"
-import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Redacted, Schedule } from "effect"
+import { Effect, Schedule } from "effect"
 import { crashedText } from "../../src/layers/durable/DurableSession.js"
 import { bin, runCli } from "../fixtures/Cli.js"
 import * as MessagesServer from "../fixtures/MessagesServer.js"
@@ -123,21 +121,6 @@ const bash = (id: string, command: string): MessagesServer.ScriptBlock => ({
   input: { command }
 })
 
-/** Advisory locks held in the database, and by how many connections (a runner holds its shards' locks). */
-const advisoryLocks = (url: string) =>
-  Effect.flatMap(
-    SqlClient.SqlClient,
-    (sql) =>
-      sql<{ holders: number | string; locks: number | string }>`SELECT COUNT(DISTINCT pid) AS holders,
-        COUNT(*) AS locks FROM pg_locks
-        WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`
-  ).pipe(
-    Effect.map((rows) => ({ holders: Number(rows[0].holders), locks: Number(rows[0].locks) })),
-    Effect.provide(PgClient.layer({ url: Redacted.make(url) })),
-    Effect.scoped,
-    Effect.orDie
-  )
-
 const names = ["a", "b", "c", "d"] as const
 
 describe("armature serve", () => {
@@ -179,7 +162,7 @@ describe("armature serve", () => {
         const runners = [first, second]
         // both runners hold shards (8 each of the 16) before sessions start, so none moves while it runs
         yield* until("both runners to hold their shards", () =>
-          Effect.runPromise(advisoryLocks(database)).then((l) => l.holders === 2 && l.locks >= 16)
+          Effect.runPromise(Postgres.advisoryLocks(database)).then((l) => l.holders === 2 && l.locks >= 16)
         )
 
         // sessions a and b are started through the first runner, c and d through the second
