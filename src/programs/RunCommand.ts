@@ -25,7 +25,7 @@ import {
 import type { PermissionRequest } from "../services/PermissionPolicy.js"
 import { Session } from "../services/Session.js"
 import { Settings } from "../services/Settings.js"
-import { Transcript, type TranscriptEntry } from "../services/Transcript.js"
+import { Transcript } from "../services/Transcript.js"
 import * as Audit from "./Audit.js"
 import * as ExitCode from "./ExitCode.js"
 import { loadDurable } from "./LoadDurable.js"
@@ -227,8 +227,6 @@ const recorder = (audit: Audit.Audit) =>
 export interface AgentDriving {
   /** The user's interrupts (default: Ctrl-C of this process). */
   readonly interrupts?: Stream.Stream<void> | undefined
-  /** The conversation so far, which this run continues (default: the transcript's). */
-  readonly previous?: ReadonlyArray<TranscriptEntry> | undefined
   /** Whether a failed result sets the process's exit status (default: yes). */
   readonly exitCode?: boolean | undefined
 }
@@ -258,11 +256,7 @@ export const runAgent = (args: RunArgs, audit: Audit.Audit = Audit.make(), drivi
       compaction: {
         threshold: Option.getOrElse(args.compactThreshold, () => settings.settings.autoCompactThreshold)
       }
-    }).pipe(
-      driving.previous === undefined
-        ? (effect) => effect
-        : Effect.updateService(Transcript, (transcript) => ({ ...transcript, previous: driving.previous ?? [] }))
-    )
+    })
     if (Option.isSome(args.timeline)) {
       yield* Audit.writeTimeline(args.timeline.value, audit.entries, `armature run — session ${result.session_id}`)
     }

@@ -14,6 +14,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as DurableDeferred from "@effect/workflow/DurableDeferred"
 import { Chunk, Console, Effect, Layer, Option, Schedule, Schema, Stream } from "effect"
+import { InvalidInputError } from "../domain/Errors.js"
 import { permissionModes } from "../domain/Permission.js"
 import * as DurableSession from "../layers/durable/DurableSession.js"
 import * as DurableStore from "../layers/durable/DurableStore.js"
@@ -21,7 +22,7 @@ import * as SessionEvents from "../layers/durable/SessionEvents.js"
 import * as OtlpExport from "../layers/observability/OtlpExport.js"
 import { CallJournal } from "../services/CallJournal.js"
 import { LanguageModel } from "../services/LanguageModel.js"
-import type { TranscriptEntry } from "../services/Transcript.js"
+import { Transcript, type TranscriptEntry } from "../services/Transcript.js"
 import * as Audit from "./Audit.js"
 import { decodeArgs, encodeArgs, sessionEngine } from "./DurableRun.js"
 import type { RunArgs } from "./RunCommand.js"
@@ -79,29 +80,34 @@ const sessionBody = (sessionId: string) =>
     const prompts = yield* promptsOf(sessionId)
     const { journal, model } = yield* DurableSession.make()
     const events = yield* SessionEvents.console(sessionId)
-    const previous: Array<TranscriptEntry> = []
+    // the conversation as a transcript in memory: each run continues from the lines of the runs before it
+    const entries: Array<TranscriptEntry> = []
     for (let n = 0; ; n++) {
       const prompt = n === 0 ? args.prompt : yield* DurableDeferred.await(followUp(n))
       // the runs before the latest one are replays: the session is not running them again, it is only catching up
       const latest = n >= prompts - 1
       if (latest) yield* DurableStore.markRunning(sessionId, record.value.args)
       const audit = Audit.make()
+      const transcript = Transcript.of({
+        path: "",
+        previous: [...entries],
+        append: (entry) =>
+          Effect.sync(() => {
+            entries.push({ ...entry, session_id: sessionId, timestamp: new Date().toISOString() })
+          }),
+        sync: Effect.void
+      })
       const result = yield* runAgent({ ...args, prompt }, audit, {
         interrupts: latest ? interruptsOf(sql, sessionId, n) : Stream.never,
-        previous: [...previous],
         exitCode: false
       }).pipe(
         Effect.updateService(LanguageModel, model),
         Effect.provideService(CallJournal, journal),
+        Effect.provideService(Transcript, transcript),
         Effect.provide(sessionEngine({ ...args, prompt }, sessionId, audit)),
         Effect.provide(OtlpExport.layerFromEnv()),
         Effect.withConsole(events)
       )
-      for (const entry of audit.entries) {
-        if ((entry.type === "user" || entry.type === "assistant") && entry.parent_tool_use_id === undefined) {
-          previous.push(entry)
-        }
-      }
       if (latest) yield* DurableStore.markEnded(sessionId, result.subtype)
     }
   })
@@ -266,7 +272,12 @@ export const serve = (options: ServeOptions) =>
       yield* DurableStore.list
       yield* SessionEvents.ensureTables
       yield* ensurePromptsColumn
-    }).pipe(Effect.provide(sql))
+    }).pipe(
+      Effect.provide(sql),
+      Effect.mapError(
+        (e) => new InvalidInputError({ message: `--database: ${withoutPassword(options.database)}: ${causeOf(e)}` })
+      )
+    )
     const app = Layer.mergeAll(
       HttpServer.serve(router(options)),
       Layer.effectDiscard(
@@ -284,5 +295,28 @@ export const serve = (options: ServeOptions) =>
         Layer.provideMerge(DurableStore.runnerLayer({ host: options.runnerHost, port: options.runnerPort })),
         Layer.provideMerge(sql)
       )
+    ).pipe(
+      Effect.mapError((e) => {
+        const tag = typeof e === "object" && e !== null && "_tag" in e ? String(e._tag) : ""
+        const flag = tag === "ServeError" ? "--port" : tag === "SocketServerError" ? "--runner-port" : "serve"
+        return new InvalidInputError({ message: `${flag}: ${causeOf(e)}` })
+      })
     )
   })
+
+/** A database URL as it may be shown: without its password. */
+const withoutPassword = (url: string): string => {
+  const parsed = URL.canParse(url) ? new URL(url) : undefined
+  if (parsed === undefined) return url
+  parsed.password = ""
+  return parsed.toString()
+}
+
+/** The first line of what went wrong, down to its root cause. */
+const causeOf = (e: unknown): string => {
+  let error: unknown = e
+  while (typeof error === "object" && error !== null && "cause" in error && error.cause !== undefined) {
+    error = error.cause
+  }
+  return (error instanceof Error ? error.message : String(error)).split("\n")[0]
+}

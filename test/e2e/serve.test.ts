@@ -3,12 +3,10 @@ import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import * as SqlClient from "@effect/sql/SqlClient"
-import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Redacted, Schedule } from "effect"
+import { Effect, Schedule } from "effect"
 import { crashedText } from "../../src/layers/durable/DurableSession.js"
-import { bin } from "../fixtures/Cli.js"
+import { bin, runCli } from "../fixtures/Cli.js"
 import * as MessagesServer from "../fixtures/MessagesServer.js"
 import * as Postgres from "../fixtures/Postgres.js"
 
@@ -123,21 +121,6 @@ const bash = (id: string, command: string): MessagesServer.ScriptBlock => ({
   input: { command }
 })
 
-/** Advisory locks held in the database, and by how many connections (a runner holds its shards' locks). */
-const advisoryLocks = (url: string) =>
-  Effect.flatMap(
-    SqlClient.SqlClient,
-    (sql) =>
-      sql<{ holders: number | string; locks: number | string }>`SELECT COUNT(DISTINCT pid) AS holders,
-        COUNT(*) AS locks FROM pg_locks
-        WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`
-  ).pipe(
-    Effect.map((rows) => ({ holders: Number(rows[0].holders), locks: Number(rows[0].locks) })),
-    Effect.provide(PgClient.layer({ url: Redacted.make(url) })),
-    Effect.scoped,
-    Effect.orDie
-  )
-
 const names = ["a", "b", "c", "d"] as const
 
 describe("armature serve", () => {
@@ -179,7 +162,7 @@ describe("armature serve", () => {
         const runners = [first, second]
         // both runners hold shards (8 each of the 16) before sessions start, so none moves while it runs
         yield* until("both runners to hold their shards", () =>
-          Effect.runPromise(advisoryLocks(database)).then((l) => l.holders === 2 && l.locks >= 16)
+          Effect.runPromise(Postgres.advisoryLocks(database)).then((l) => l.holders === 2 && l.locks >= 16)
         )
 
         // sessions a and b are started through the first runner, c and d through the second
@@ -256,5 +239,106 @@ describe("armature serve", () => {
         expect(onVictim).toContain("a")
       }),
     240_000
+  )
+
+  it.scopedLive(
+    "a follow-up prompt continues the conversation; an interrupt ends the running turn; SIGTERM stops the runner",
+    () =>
+      Effect.gen(function* () {
+        const database = yield* Postgres.freshDatabase("armature_serve_api")
+        const dir = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-serve-api-")))
+        const gate = Path.join(dir, "gate")
+        ChildProcess.execFileSync("mkfifo", [gate])
+        yield* Effect.addFinalizer(() => Effect.sync(() => release(gate)))
+        const server = yield* MessagesServer.make([], {
+          laneOf: (body) => /session ([a-z])\b/.exec(JSON.stringify(body.messages[0] ?? ""))?.[1] ?? "main",
+          lanes: {
+            e: [
+              MessagesServer.message([{ type: "text", text: "First answer." }]),
+              MessagesServer.message([{ type: "text", text: "Second answer." }])
+            ],
+            f: [MessagesServer.message([bash("toolu_f_1", "touch started && cat gate")])]
+          }
+        })
+        const runner = yield* startRunner(database, dir, { ANTHROPIC_BASE_URL: server.url })
+        const events = (id: string, after = 0) =>
+          Effect.promise(() => fetch(`${runner.url}/sessions/${id}/events?after=${after}`).then((r) => r.text()))
+
+        const started = yield* post(`${runner.url}/sessions`, { prompt: "Hello from session e" })
+        expect(started.status).toBe(201)
+        const id = String(started.body.session_id)
+        // the stream ends with the run's result, once the session is no longer running
+        const firstRun = lines(yield* events(id))
+        expect(firstRun.at(-1)).toMatchObject({ type: "result", subtype: "success", result: "First answer." })
+        expect((yield* getJson(`${runner.url}/sessions/${id}`)).body).toMatchObject({ state: "success", prompts: 1 })
+
+        const followUp = yield* post(`${runner.url}/sessions/${id}/prompt`, { prompt: "And then?" })
+        expect(followUp).toEqual({ status: 202, body: { session_id: id, prompt: 1 } })
+        const secondRun = lines(yield* events(id, firstRun.length))
+        expect(secondRun[0]).toMatchObject({ type: "system", subtype: "init", session_id: id })
+        expect(secondRun.at(-1)).toMatchObject({ type: "result", subtype: "success", result: "Second answer." })
+        // the whole stream is both runs, each line once
+        expect(lines(yield* events(id))).toEqual([...firstRun, ...secondRun])
+        expect(server.requests).toHaveLength(2)
+        expect(server.requests[1].body.messages).toMatchObject([
+          { role: "user", content: [{ type: "text", text: "Hello from session e" }] },
+          { role: "assistant", content: [{ type: "text", text: "First answer." }] },
+          { role: "user", content: [{ type: "text", text: "And then?" }] }
+        ])
+        expect((yield* getJson(`${runner.url}/sessions/${id}`)).body).toMatchObject({ state: "success", prompts: 2 })
+
+        // an interrupt ends the run whose call is running; asked of a session that is not running, it is refused
+        const blocked = yield* post(`${runner.url}/sessions`, { prompt: "Wait in session f" })
+        const blockedId = String(blocked.body.session_id)
+        yield* until("the call to start", () => Fs.existsSync(Path.join(dir, "started")))
+        expect(yield* post(`${runner.url}/sessions/${blockedId}/prompt`, { prompt: "more" })).toMatchObject({
+          status: 409
+        })
+        expect(yield* post(`${runner.url}/sessions/${blockedId}/interrupt`, {})).toEqual({
+          status: 202,
+          body: { session_id: blockedId, interrupted: 0 }
+        })
+        const interrupted = lines(yield* events(blockedId))
+        expect(interrupted.at(-1)).toMatchObject({ type: "result", subtype: "interrupted" })
+        expect((yield* getJson(`${runner.url}/sessions/${blockedId}`)).body).toMatchObject({ state: "interrupted" })
+        expect(yield* post(`${runner.url}/sessions/${blockedId}/interrupt`, {})).toMatchObject({ status: 409 })
+
+        // errors name what is wrong
+        expect(yield* post(`${runner.url}/sessions`, { prompt: "" })).toMatchObject({ status: 400 })
+        expect((yield* getJson(`${runner.url}/sessions/nope`)).status).toBe(404)
+
+        runner.child.kill("SIGTERM")
+        const ended = yield* Effect.promise(() => runner.ended)
+        expect(ended.signal).toBe(null)
+        expect(runner.output()).not.toContain("Error")
+      }),
+    240_000
+  )
+
+  it.effect("its flags: --help lists the API; a missing or wrong flag is named, exit status 2", () =>
+    Effect.gen(function* () {
+      const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-serve-flags-"))
+      const cli = (args: ReadonlyArray<string>) => Effect.promise(() => runCli(args, dir))
+      const help = yield* cli(["serve", "--help"])
+      expect(help.code).toBe(0)
+      expect(help.stdout).toContain("POST /sessions, GET /sessions/ID/events")
+      expect(help.stdout).toContain("--runner-port")
+      const missing = yield* cli(["serve"])
+      expect(missing.code).toBe(2)
+      expect(missing.stderr).toContain("--database")
+      const wrong = yield* cli(["serve", "--database", "mysql://db/x"])
+      expect(wrong).toMatchObject({
+        code: 2,
+        stderr: "armature: --database: expected a PostgreSQL URL (postgres://…), got mysql://db/x\n"
+      })
+      const port = yield* cli(["serve", "--database", "postgres://db/x", "--runner-port", "0"])
+      expect(port).toMatchObject({ code: 2, stderr: "armature: --runner-port: expected a port (1–65535), got 0\n" })
+      const unreachable = yield* cli(["serve", "--database", "postgres://someone:secret@127.0.0.1:1/x", "--port", "0"])
+      expect(unreachable.code).toBe(2)
+      expect(unreachable.stderr).toContain(
+        "armature: --database: postgres://someone@127.0.0.1:1/x: connect ECONNREFUSED"
+      )
+      expect(unreachable.stderr).not.toContain("secret")
+    })
   )
 })
