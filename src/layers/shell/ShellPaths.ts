@@ -11,6 +11,7 @@ import { Effect } from "effect"
 import * as CommandEffect from "../../domain/shell/CommandEffect.js"
 import * as LinkFollowing from "../../domain/shell/LinkFollowing.js"
 import { pathSegments, type Segment, wordSegments } from "../../domain/shell/PathGlob.js"
+import * as PathLists from "../../domain/shell/PathLists.js"
 import * as Expansion from "../../domain/shell/ShellExpansion.js"
 import type { PathStep } from "../../services/ShellAnalyzer.js"
 import * as PathResolver from "./PathResolver.js"
@@ -327,6 +328,16 @@ const addCommand = (
   }
   // The trees a link-following command walks are its sources (reads); `chown -RL` changes what its operands hold.
   const walked = (access: "read" | "write") => (follows?.access === "write" || access === "read" ? follows : undefined)
+  // Paths named in a file or the input (`--files0-from=F`, `tar -T F`): known only when the command runs.
+  const list = PathLists.pathListOption(
+    name,
+    words.slice(1).map((w) => w.arg)
+  )
+  if (list !== undefined) {
+    const listed: Expansion.Template = [{ _tag: "Opaque", text: `the files ${name} ${list} names` }]
+    add(listed, dirs, "read", true)
+    if (!effect.readOnly) add(listed, dirs, "write", false)
+  }
   for (const o of effect.reads) operand(o, "read", recursive, walked("read"))
   for (const o of effect.writes) operand(o, "write", false, follows?.access === "write" ? follows : undefined)
   for (const implicit of effect.implicitReads ?? [])
