@@ -10,7 +10,7 @@ import { Effect, Schema } from "effect"
 import picomatch from "picomatch"
 import * as FileWalker from "./FileWalker.js"
 import * as GrepReader from "./GrepReader.js"
-import { type Compiled, requiredLiterals, searchText, splitText } from "./LineSearch.js"
+import { byRarity, type Compiled, requiredLiterals, searchText, splitText } from "./LineSearch.js"
 
 /** What the model may ask for. */
 export type OutputMode = "content" | "files_with_matches" | "count"
@@ -156,9 +156,12 @@ const filesOf = (query: Query, isDirectory: boolean, guard: FileWalker.Guard | u
   }).pipe(Effect.mapError((e) => new GrepError({ message: e.message })))
 }
 
-/** The bytes every matching file must contain (see LineSearch.requiredLiterals): files without them are not decoded. */
+/**
+ * The bytes every matching file must contain (see LineSearch.requiredLiterals), rarest first: files without them are
+ * not decoded, and lines are looked for by the first.
+ */
 export const literalsOf = (query: Pick<Query, "pattern" | "caseInsensitive">): ReadonlyArray<Buffer> =>
-  requiredLiterals(query.pattern, query.caseInsensitive).map((l) => Buffer.from(l, "latin1"))
+  byRarity(requiredLiterals(query.pattern, query.caseInsensitive)).map((l) => Buffer.from(l, "latin1"))
 
 /** The built-in engine: walks with ripgrep's filters and matches with a JS RegExp. */
 export const searchBuiltin = (query: Query, guard?: FileWalker.Guard): Effect.Effect<Outcome, GrepError> =>

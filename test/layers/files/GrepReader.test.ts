@@ -42,7 +42,7 @@ describe("GrepReader", () => {
 
   it.prop(
     "matching by line finds exactly the lines of the decoded text that hold the literals and match",
-    [bytesArb, FastCheck.constantFrom("ab", "a\\w*b", "b+c", "ca\\S")],
+    [bytesArb, FastCheck.constantFrom("ab", "a\\w*b", "b+c", "ca\\S", "ab\\W?bc", "ca.*ab")],
     ([bytes, pattern]) => {
       const path = write(bytes)
       const literals = GrepEngine.literalsOf({ pattern, caseInsensitive: false })

@@ -4,6 +4,7 @@ import * as Path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import * as GrepEngine from "../../../src/layers/files/GrepEngine.js"
+import * as Glob from "../../../src/layers/tools/Glob.js"
 import * as Grep from "../../../src/layers/tools/Grep.js"
 import { put, run, tempDir } from "./FileToolHarness.js"
 
@@ -57,6 +58,24 @@ describe("Grep", () => {
       }
       expect(mismatches).toEqual([])
       expect(cases.length).toBeGreaterThan(30)
+    })
+  )
+
+  it.scoped("a parent directory's ignore rules apply below the searched directory, never to it (as ripgrep)", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      yield* Effect.promise(() => Fs.mkdir(Path.join(dir, ".git")))
+      yield* put(Path.join(dir, ".gitignore"), "node_modules/\ndist/\n*.log\n/vendor/node_modules/top.txt\n")
+      // The searched directory is ignored by the parent's `node_modules/`, and so is the nested one below it.
+      const root = Path.join(dir, "vendor", "node_modules")
+      for (const file of ["lib/y.js", "dist/x.js", "a/node_modules/z.js", "w.log", "top.txt", "keep/top.txt"]) {
+        yield* put(Path.join(root, file), "needle\n")
+      }
+      const expected = "Found 2 files\nkeep/top.txt\nlib/y.js"
+      expect(yield* Grep.search("builtin", { pattern: "needle" }, root)).toBe(expected)
+      if (GrepEngine.hasRg()) expect(yield* Grep.search("rg", { pattern: "needle" }, root)).toBe(expected)
+      const globbed = yield* Glob.find("**/*", root)
+      expect(globbed.map((p) => Path.relative(root, p)).sort()).toEqual(["keep/top.txt", "lib/y.js"])
     })
   )
 
