@@ -98,7 +98,9 @@ const once = (count: number) =>
     for (let i = 0; i < count; i++) urls.push(yield* runner(database, dir, server.url))
     // every runner holds its shards before the clock starts (a new runner takes shards over for a few seconds)
     yield* until("every runner to hold shards", () =>
-      Effect.runPromise(Postgres.advisoryLocks(database)).then((l) => l.holders === count && l.locks >= 16)
+      Effect.runPromise(Postgres.advisoryLocks(database)).then(
+        (held) => held.length === count && held.every((n) => n === 16 / count)
+      )
     )
     const began = Date.now()
     const ids = yield* Effect.promise(() =>

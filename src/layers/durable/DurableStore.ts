@@ -99,6 +99,10 @@ export const runnerLayer = (address: { readonly host: string; readonly port: num
           ...sharedSharding,
           runnerAddress: Option.some(RunnerAddress.make(address.host, address.port)),
           runnerListenAddress: Option.none(),
+          // a runner is dropped from the assignment when its heartbeat is older than this: generous, so that a
+          // runner slowed by load keeps its shards (a dead one is found sooner, by the ping below)
+          shardLockRefreshInterval: "5 seconds",
+          shardLockExpiration: "30 seconds",
           refreshAssignmentsInterval: "1 second",
           runnerHealthCheckInterval: "2 seconds"
         }
