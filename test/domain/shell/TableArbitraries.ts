@@ -75,8 +75,22 @@ const operandCount = (table: CommandTable): FastCheck.Arbitrary<number> => {
 /** A plain operand word (built once: building a `stringMatching` arbitrary costs far more than drawing from it). */
 const plainOperand = FastCheck.stringMatching(/^[a-z][a-z0-9_.]{0,6}$/)
 
-/** A read-only use of the subject: listed options with valid values, then plain operands. */
+const readOnlyLines = new WeakMap<Subject, FastCheck.Arbitrary<ReadonlyArray<string>>>()
+
+/**
+ * A read-only use of the subject: listed options with valid values, then plain operands. Built once per subject
+ * (the properties that pick a subject per run chain into it, and building costs far more than drawing).
+ */
 export const readOnlyLine = (subject: Subject): FastCheck.Arbitrary<ReadonlyArray<string>> => {
+  let built = readOnlyLines.get(subject)
+  if (built === undefined) {
+    built = buildReadOnlyLine(subject)
+    readOnlyLines.set(subject, built)
+  }
+  return built
+}
+
+const buildReadOnlyLine = (subject: Subject): FastCheck.Arbitrary<ReadonlyArray<string>> => {
   const entries = entriesOf(subject.table, false).filter((entry) => !(subject.skip ?? []).includes(entry.names[0]))
   const uses = entries.map((entry) => optionWords(entry, subject.values?.[entry.names[0]] ?? plainValue(entry)))
   const options =
@@ -97,12 +111,22 @@ export const readOnlyLine = (subject: Subject): FastCheck.Arbitrary<ReadonlyArra
   ])
 }
 
-/** A long option name the table does not know and that is no prefix of a name it knows. */
+/** A word that could be a long option's name (built once, as `plainOperand`). */
+const longName = FastCheck.stringMatching(/^[a-z][a-z-]{1,12}$/)
+
+const unlistedLongs = new WeakMap<CommandTable, FastCheck.Arbitrary<string>>()
+
+/** A long option name the table does not know and that is no prefix of a name it knows (built once per table). */
 export const unlistedLong = (table: CommandTable): FastCheck.Arbitrary<string> => {
-  const names = [...compile(table).entries.keys()].filter((name) => name.startsWith("--")).map((name) => name.slice(2))
-  return FastCheck.stringMatching(/^[a-z][a-z-]{1,12}$/)
-    .filter((name) => !names.some((known) => known.startsWith(name)))
-    .map((name) => `--${name}`)
+  let built = unlistedLongs.get(table)
+  if (built === undefined) {
+    const names = [...compile(table).entries.keys()]
+      .filter((name) => name.startsWith("--"))
+      .map((name) => name.slice(2))
+    built = longName.filter((name) => !names.some((known) => known.startsWith(name))).map((name) => `--${name}`)
+    unlistedLongs.set(table, built)
+  }
+  return built
 }
 
 /** A short letter the table does not know. */
