@@ -13,7 +13,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { NodeHttpServer } from "@effect/platform-node"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as DurableDeferred from "@effect/workflow/DurableDeferred"
-import { Chunk, Console, Effect, Layer, Option, Schedule, Schema, Stream } from "effect"
+import { Cause, Chunk, Console, Effect, Layer, Option, Schedule, Schema, Stream } from "effect"
 import { InvalidInputError } from "../domain/Errors.js"
 import { permissionModes } from "../domain/Permission.js"
 import * as DurableSession from "../layers/durable/DurableSession.js"
@@ -97,7 +97,7 @@ const sessionBody = (sessionId: string) =>
           }),
         sync: Effect.void
       })
-      const result = yield* runAgent({ ...args, prompt }, audit, {
+      const subtype = yield* runAgent({ ...args, prompt }, audit, {
         interrupts: latest ? interruptsOf(sql, sessionId, n) : Stream.never,
         exitCode: false
       }).pipe(
@@ -106,9 +106,30 @@ const sessionBody = (sessionId: string) =>
         Effect.provideService(Transcript, transcript),
         Effect.provide(sessionEngine({ ...args, prompt }, sessionId, audit)),
         Effect.provide(OtlpExport.layerFromEnv()),
+        Effect.map((result) => result.subtype),
+        // a run that cannot start or fails outright (no API key, a settings file that does not parse) ends with an
+        // error result line, as a failed run would, instead of leaving the session running; interrupts go on up
+        Effect.catchAllCause((cause) =>
+          Cause.isInterruptedOnly(cause)
+            ? Effect.failCause(cause)
+            : Effect.gen(function* () {
+                const message = Cause.pretty(cause).split("\n")[0]
+                yield* Effect.logError(`armature serve: session ${sessionId}: ${message}`)
+                yield* Console.log(
+                  JSON.stringify({
+                    type: "result",
+                    subtype: "error_during_execution",
+                    is_error: true,
+                    session_id: sessionId,
+                    result: message
+                  })
+                )
+                return "error_during_execution"
+              })
+        ),
         Effect.withConsole(events)
       )
-      if (latest) yield* DurableStore.markEnded(sessionId, result.subtype)
+      if (latest) yield* DurableStore.markEnded(sessionId, subtype)
     }
   })
 

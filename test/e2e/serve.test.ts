@@ -37,7 +37,7 @@ const until = (what: string, condition: () => boolean | Promise<boolean>) =>
   )
 
 /** Starts `armature serve` on `database`; killed (SIGKILL) when the scope closes if it still runs. */
-const startRunner = (database: string, dir: string, env: Record<string, string>) =>
+const startRunner = (database: string, dir: string, env: Record<string, string | undefined>) =>
   Effect.gen(function* () {
     const runnerPort = yield* freePort()
     const child = ChildProcess.spawn(
@@ -344,6 +344,22 @@ describe("armature serve", () => {
         "armature: --database: postgres://someone@127.0.0.1:1/x: connect ECONNREFUSED"
       )
       expect(unreachable.stderr).not.toContain("secret")
+    })
+  )
+
+  it.scopedLive("a session that cannot run (no ANTHROPIC_API_KEY) ends with an error result, not running forever", () =>
+    Effect.gen(function* () {
+      const database = yield* Postgres.freshDatabase("armature_serve_nokey")
+      const dir = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-serve-nokey-")))
+      const runner = yield* startRunner(database, dir, { ANTHROPIC_API_KEY: undefined, ANTHROPIC_BASE_URL: undefined })
+      const started = yield* post(`${runner.url}/sessions`, { prompt: "Anything" })
+      const id = String(started.body.session_id)
+      const events = lines(
+        yield* Effect.promise(() => fetch(`${runner.url}/sessions/${id}/events`).then((r) => r.text()))
+      )
+      expect(events.at(-1)).toMatchObject({ type: "result", subtype: "error_during_execution", is_error: true })
+      expect(String(events.at(-1)?.result)).toContain("ANTHROPIC_API_KEY")
+      expect((yield* getJson(`${runner.url}/sessions/${id}`)).body).toMatchObject({ state: "error_during_execution" })
     })
   )
 })

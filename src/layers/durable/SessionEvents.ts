@@ -75,8 +75,8 @@ export const interruptRequested = (sessionId: string, prompt: number) =>
   )
 
 /**
- * A console whose `log` lines are the session's events (numbered from 1 in the order printed); everything else it is
- * told is dropped (the runner's own output is its log).
+ * A console whose `log` lines are the session's events (numbered from 1 in the order printed); the loggers' output
+ * goes to the runner's stderr, and the rest of what it is told is dropped.
  */
 export const console = (sessionId: string) =>
   Effect.map(SqlClient.SqlClient, (sql) => {
@@ -89,7 +89,14 @@ export const console = (sessionId: string) =>
           Effect.orDie
         )
       })
+    // the loggers write through `unsafe` (synchronously): to the runner's stderr, as its own log
+    const unsafe = new Proxy({} as Console.UnsafeConsole, {
+      get:
+        () =>
+        (...args: ReadonlyArray<unknown>) =>
+          globalThis.console.error(...args)
+    })
     return new Proxy({} as Console.Console, {
-      get: (_target, key) => (key === "log" ? log : () => Effect.void)
+      get: (_target, key) => (key === "log" ? log : key === "unsafe" ? unsafe : () => Effect.void)
     })
   })
