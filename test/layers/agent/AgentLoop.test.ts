@@ -2,7 +2,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Duration, Effect, Layer, Queue, Schema, Stream } from "effect"
+import { Deferred, Duration, Effect, FiberId, Layer, Queue, Schema, Stream } from "effect"
 import * as Armature from "../../../src/Armature.js"
 import { emptyOutcome, type HookEvent, type HookInput, type HookOutcome } from "../../../src/domain/Hook.js"
 import * as Texts from "../../../src/domain/Texts.js"
@@ -20,11 +20,26 @@ interface ProbeLog {
   readonly starts: Array<{ key: string; at: number }>
   readonly finished: Array<string>
   started: Deferred.Deferred<void> | undefined
+  /** Completed when the key's call has finished (made on first use, by a waiter or by the call). */
+  readonly finishedGates: Map<string, Deferred.Deferred<void>>
 }
 
-const makeProbeLog = (): ProbeLog => ({ starts: [], finished: [], started: undefined })
+const makeProbeLog = (): ProbeLog => ({ starts: [], finished: [], started: undefined, finishedGates: new Map() })
 
-/** A test tool: records when it starts, waits `ms` (real time), answers `probe {key}`. */
+const finishedGate = (log: ProbeLog, key: string): Deferred.Deferred<void> => {
+  let gate = log.finishedGates.get(key)
+  if (gate === undefined) {
+    gate = Deferred.unsafeMake<void>(FiberId.none)
+    log.finishedGates.set(key, gate)
+  }
+  return gate
+}
+
+/**
+ * A test tool: records when it starts, waits `ms` (real time), answers `probe {key}`. Orders that must not depend on
+ * how busy the machine is come from the input instead of from times: `after` waits until the call of that key has
+ * finished, and `holdFirst` keeps the key's first run going until it is interrupted (a later run finishes).
+ */
 const probeTool = (
   log: ProbeLog,
   name = "Probe",
@@ -33,7 +48,12 @@ const probeTool = (
   Tool.make({
     name,
     description: "Test probe",
-    input: Schema.Struct({ key: Schema.String, ms: Schema.Number }),
+    input: Schema.Struct({
+      key: Schema.String,
+      ms: Schema.Number,
+      after: Schema.optional(Schema.String),
+      holdFirst: Schema.optional(Schema.Boolean)
+    }),
     output: Schema.String,
     isReadOnly: () => true,
     isConcurrencySafe: () => true,
@@ -41,10 +61,14 @@ const probeTool = (
     ...extra,
     call: (input) =>
       Effect.gen(function* () {
+        const first = !log.starts.some((start) => start.key === input.key)
         log.starts.push({ key: input.key, at: Date.now() })
         if (log.started !== undefined) yield* Deferred.succeed(log.started, undefined)
+        if (input.holdFirst === true && first) yield* Effect.never
+        if (input.after !== undefined) yield* Deferred.await(finishedGate(log, input.after))
         yield* Effect.sleep(Duration.millis(input.ms))
         log.finished.push(input.key)
+        yield* Deferred.succeed(finishedGate(log, input.key), undefined)
         return `probe ${input.key}`
       })
   })
@@ -92,11 +116,16 @@ const userBlocks = (request: MessagesServer.RecordedRequest, index: number) =>
 const lastUserBlocks = (request: MessagesServer.RecordedRequest) =>
   userBlocks(request, request.body.messages.length - 1)
 
-const probe = (id: string, key: string, ms: number): MessagesServer.ScriptBlock => ({
+const probe = (
+  id: string,
+  key: string,
+  ms: number,
+  order: { readonly after?: string; readonly holdFirst?: boolean } = {}
+): MessagesServer.ScriptBlock => ({
   type: "tool_use",
   id,
   name: "Probe",
-  input: { key, ms }
+  input: { key, ms, ...order }
 })
 
 const readTranscript = (path: string) =>
@@ -187,10 +216,12 @@ describe("AgentLoop", () => {
     Effect.gen(function* () {
       const log = makeProbeLog()
       const server = yield* MessagesServer.make([
+        // each call finishes only after the one it names: the completion order is fast, mid, slow however busy
+        // the machine (and if the calls did not run concurrently, slow would wait for mid forever)
         MessagesServer.message([
-          probe("toolu_a", "slow", 150),
+          probe("toolu_a", "slow", 0, { after: "mid" }),
           probe("toolu_b", "fast", 5),
-          probe("toolu_c", "mid", 60)
+          probe("toolu_c", "mid", 0, { after: "fast" })
         ]),
         MessagesServer.message([{ type: "text", text: "ok" }])
       ])
@@ -238,9 +269,15 @@ describe("AgentLoop", () => {
   it.scopedLive("a call running when the stream is cut is interrupted and runs again on the retry", () =>
     Effect.gen(function* () {
       const log = makeProbeLog()
-      const blocks = [probe("toolu_1", "long", 300), { type: "text" as const, text: "abcdefghijklmnopqrstuvwxyz" }]
+      // the first run is still going when the stream is cut, whatever the pacing of a busy machine
+      const blocks = [
+        probe("toolu_1", "long", 0, { holdFirst: true }),
+        { type: "text" as const, text: "abcdefghijklmnopqrstuvwxyz" }
+      ]
       const server = yield* MessagesServer.make([
-        MessagesServer.message(blocks, { pacingMs: 25, chunk: 4, cutAfter: 13 }),
+        // events 1-14: message_start, ping, the tool_use block's start, its input in 10 pieces of 4 characters, its
+        // stop; the cut comes after the text block's start and two of its pieces
+        MessagesServer.message(blocks, { pacingMs: 25, chunk: 4, cutAfter: 17 }),
         MessagesServer.message(blocks),
         MessagesServer.message([{ type: "text", text: "done" }])
       ])
@@ -299,37 +336,40 @@ describe("AgentLoop", () => {
     Effect.gen(function* () {
       const log = makeProbeLog()
       log.started = yield* Deferred.make<void>()
+      const blockLog = makeProbeLog()
+      blockLog.started = yield* Deferred.make<void>()
       const interrupts = yield* Queue.unbounded<void>()
-      const blockTool = probeTool(makeProbeLog(), "Blocker", {
+      const blockTool = probeTool(blockLog, "Blocker", {
         interruptBehavior: "block",
         isConcurrencySafe: () => true
       })
+      // both calls run until something stops them: without the abort the run would never end (the test's timeout)
       const server = yield* MessagesServer.make([
         MessagesServer.message(
           [
-            probe("toolu_1", "long", 5000),
-            { type: "tool_use", id: "toolu_2", name: "Blocker", input: { key: "b", ms: 5000 } }
+            probe("toolu_1", "long", 0, { holdFirst: true }),
+            { type: "tool_use", id: "toolu_2", name: "Blocker", input: { key: "b", ms: 0, holdFirst: true } }
           ],
           { pacingMs: 5 }
         )
       ])
       const stateDir = tempDir()
-      const started = log.started
+      const started = [log.started, blockLog.started]
       yield* Effect.forkScoped(
         Effect.gen(function* () {
-          yield* Deferred.await(started)
+          // the interrupts come once both calls run (not after a time: a busy machine streams the second one later)
+          yield* Effect.forEach(started, Deferred.await)
           yield* Effect.sleep("100 millis")
           yield* Queue.offer(interrupts, undefined)
           yield* Effect.sleep("20 millis")
           yield* Queue.offer(interrupts, undefined)
         })
       )
-      const t0 = Date.now()
       const result = yield* run(
         { url: server.url, log, stateDir, sessionId: "s-abort", tools: [blockTool] },
         { prompt: "abort", interrupts: Stream.fromQueue(interrupts) }
       )
-      expect(Date.now() - t0).toBeLessThan(3000)
+      expect({ probe: log.finished, blocker: blockLog.finished }).toEqual({ probe: [], blocker: [] })
       expect(result).toMatchObject({ subtype: "interrupted", is_error: true })
       expect(server.requests).toHaveLength(1)
       const lines = readTranscript(Path.join(stateDir, "transcripts", "s-abort.jsonl"))
@@ -345,18 +385,22 @@ describe("AgentLoop", () => {
     Effect.gen(function* () {
       const log = makeProbeLog()
       log.started = yield* Deferred.make<void>()
+      const blockLog = makeProbeLog()
+      blockLog.started = yield* Deferred.make<void>()
       const interrupts = yield* Queue.unbounded<void>()
-      const blockTool = probeTool(makeProbeLog(), "Blocker", { interruptBehavior: "block" })
+      const blockTool = probeTool(blockLog, "Blocker", { interruptBehavior: "block" })
+      // the Probe call runs until it is cancelled; the Blocker finishes by itself
       const server = yield* MessagesServer.make([
         MessagesServer.message([
-          probe("toolu_1", "long", 5000),
+          probe("toolu_1", "long", 0, { holdFirst: true }),
           { type: "tool_use", id: "toolu_2", name: "Blocker", input: { key: "b", ms: 200 } }
         ])
       ])
-      const started = log.started
+      const started = [log.started, blockLog.started]
+      // the interrupt comes once both calls run (not after a time: a busy machine streams the second one later)
       yield* Effect.forkScoped(
         Effect.zipRight(
-          Deferred.await(started),
+          Effect.forEach(started, Deferred.await),
           Effect.zipRight(Effect.sleep("50 millis"), Queue.offer(interrupts, undefined))
         )
       )
