@@ -10,6 +10,7 @@ import { Console, Effect, Layer, Option } from "effect"
 import { InvalidInputError } from "../domain/Errors.js"
 import * as DurableSession from "../layers/durable/DurableSession.js"
 import * as DurableStore from "../layers/durable/DurableStore.js"
+import * as SilentConsole from "../layers/durable/SilentConsole.js"
 import * as OtlpExport from "../layers/observability/OtlpExport.js"
 import * as Audit from "./Audit.js"
 import { modelOf, type RunArgs, retryOf, runAgent } from "./RunCommand.js"
@@ -38,9 +39,6 @@ const locationOf = (database: Option.Option<string>, stateDir: string, id: strin
     onNone: () => ({ _tag: "Sqlite", file: DurableStore.sqliteFile(stateDir, id) }),
     onSome: (url) => ({ _tag: "Postgres", url })
   })
-
-/** A console that prints nothing: a runner's sessions other than the one this command shows run silently. */
-const silent = new Proxy({} as Console.Console, { get: () => () => Effect.void })
 
 /** The engine a durable session's agent loop runs on (its model from the environment, no transcript file). */
 export const sessionEngine = (args: RunArgs, sessionId: string, audit: Audit.Audit) =>
@@ -71,7 +69,7 @@ const sessionBody = (shown: string) => (sessionId: string) =>
       DurableSession.durably,
       Effect.provide(sessionEngine(args, sessionId, audit)),
       Effect.provide(OtlpExport.layerFromEnv()),
-      sessionId === shown ? (effect) => effect : Effect.withConsole(silent)
+      sessionId === shown ? (effect) => effect : Effect.withConsole(SilentConsole.silent)
     )
     yield* DurableStore.markEnded(sessionId, result.subtype)
     return result
