@@ -3,9 +3,11 @@
  * Adversarial corpus: commands that try to get a denied command (`rm`, `git push`) or a denied read
  * (`./secrets/**`) past a tool-wide `allow: ["Bash"]` by wrapping it in another command, an interpreter or an
  * option that runs a program. Each runs through `armature permissions check` (exit 0 allow, 1 ask, 3 deny); a
- * bypass attempt must never be allowed, a safe command must stay allowed.
+ * bypass attempt must never be allowed, a safe command must stay allowed. The `scenarios` each bring their own
+ * mode, rules and files (directories, files, symlinks made in a fresh project first): commands that must not be
+ * allowed by acceptEdits mode, by being read-only, or by a prefix rule, next to ones that must be.
  *
- *   node scripts/bypass-corpus.mjs [--cli bin/armature.mjs] [--mode default] [--verbose]
+ *   node scripts/bypass-corpus.mjs [--cli bin/armature.mjs] [--mode default] [--only-scenarios] [--verbose]
  *
  * Prints one JSON line per command with --verbose, then a summary line; exits 1 when any expectation fails.
  */
@@ -24,16 +26,29 @@ const mode = flag("--mode", "default")
 const verbose = argv.includes("--verbose")
 
 const corpus = JSON.parse(Fs.readFileSync(new URL("./bypass-corpus.json", import.meta.url), "utf8"))
-const { bypass, safe } = corpus
+const onlyScenarios = argv.includes("--only-scenarios")
+const bypass = onlyScenarios ? [] : corpus.bypass
+const safe = onlyScenarios ? [] : corpus.safe
+const scenarios = corpus.scenarios ?? []
 
-const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-corpus-"))
-const settings = Path.join(dir, "settings.json")
-Fs.writeFileSync(
-  settings,
-  JSON.stringify({ permissions: { allow: ["Bash"], deny: ["Bash(rm:*)", "Bash(git push:*)", "Read(./secrets/**)"] } })
-)
+/** A fresh project with its settings file; `setup` entries are `["dir", p]`, `["file", p]`, `["link", p, target]`. */
+const project = (permissions, setup = []) => {
+  const root = Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-corpus-"))
+  for (const [kind, path, target] of setup) {
+    const at = Path.join(root, path)
+    Fs.mkdirSync(kind === "dir" ? at : Path.dirname(at), { recursive: true })
+    if (kind === "file") Fs.writeFileSync(at, "x\n")
+    if (kind === "link") Fs.symlinkSync(target, at)
+  }
+  const settings = Path.join(root, ".armature-corpus-settings.json")
+  Fs.writeFileSync(settings, JSON.stringify({ permissions }))
+  return { dir: root, settings }
+}
 
-const check = (command) =>
+const main = project({ allow: ["Bash"], deny: ["Bash(rm:*)", "Bash(git push:*)", "Read(./secrets/**)"] })
+const dirs = [main.dir]
+
+const check = ({ command, settings, dir, mode: caseMode }) =>
   new Promise((resolve) => {
     execFile(
       process.execPath,
@@ -48,7 +63,7 @@ const check = (command) =>
         "--settings",
         settings,
         "--permission-mode",
-        mode,
+        caseMode,
         "--cwd",
         dir,
         "--output",
@@ -67,29 +82,45 @@ const check = (command) =>
     )
   })
 
-const cases = [...bypass.map((command) => ({ command, safe: false })), ...safe.map((command) => ({ command, safe: true }))]
+const placed = (p, scenario) => ({ settings: p.settings, dir: p.dir, mode: scenario?.mode ?? mode, scenario: scenario?.name })
+const cases = [
+  ...bypass.map((command) => ({ command, safe: false, ...placed(main) })),
+  ...safe.map((command) => ({ command, safe: true, ...placed(main) }))
+]
+for (const scenario of scenarios) {
+  const p = project(scenario.permissions, scenario.setup)
+  dirs.push(p.dir)
+  cases.push(...scenario.bypass.map((command) => ({ command, safe: false, ...placed(p, scenario) })))
+  cases.push(...scenario.safe.map((command) => ({ command, safe: true, ...placed(p, scenario) })))
+}
 const results = new Array(cases.length)
 let next = 0
 const worker = async () => {
   while (next < cases.length) {
     const at = next++
-    results[at] = { ...cases[at], ...(await check(cases[at].command)) }
+    results[at] = { ...cases[at], ...(await check(cases[at])) }
   }
 }
 await Promise.all([worker(), worker()])
-Fs.rmSync(dir, { recursive: true, force: true })
+for (const dir of dirs) Fs.rmSync(dir, { recursive: true, force: true })
 
 const count = (safeCase, behavior) => results.filter((r) => r.safe === safeCase && r.behavior === behavior).length
+const bypassCount = results.filter((r) => !r.safe).length
+const safeCount = results.filter((r) => r.safe).length
 const failures = results.filter((r) => (r.safe ? r.behavior !== "allow" : r.behavior === "allow" || r.behavior.startsWith("exit")))
 if (verbose) for (const r of results) console.log(JSON.stringify(r))
-for (const r of failures) console.error(`${r.safe ? "SAFE NOT ALLOWED" : "BYPASS ALLOWED"}: ${r.command}  [${r.behavior}] ${r.reason}`)
+for (const r of failures) {
+  const where = r.scenario === undefined ? "" : ` (${r.scenario})`
+  console.error(`${r.safe ? "SAFE NOT ALLOWED" : "BYPASS ALLOWED"}${where}: ${r.command}  [${r.behavior}] ${r.reason}`)
+}
 console.log(
   JSON.stringify({
-    bypassAttempts: bypass.length,
+    bypassAttempts: bypassCount,
     allowed: count(false, "allow"),
     asked: count(false, "ask"),
     denied: count(false, "deny"),
-    safe: safe.length,
+    safe: safeCount,
+    scenarios: scenarios.length,
     safeAllowed: count(true, "allow"),
     failures: failures.length
   })
