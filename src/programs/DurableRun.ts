@@ -42,6 +42,20 @@ const locationOf = (database: Option.Option<string>, stateDir: string, id: strin
 /** A console that prints nothing: a runner's sessions other than the one this command shows run silently. */
 const silent = new Proxy({} as Console.Console, { get: () => () => Effect.void })
 
+/** The engine a durable session's agent loop runs on (its model from the environment, no transcript file). */
+export const sessionEngine = (args: RunArgs, sessionId: string, audit: Audit.Audit) =>
+  engineLayer(args, {
+    sessionId,
+    model: "anthropic",
+    // the workflow's store is the session's record; a transcript would be read back as earlier messages
+    transcript: false,
+    modelRetry: retryOf(args.maxRetries),
+    // the command line's result options were recorded with the rest
+    results: args as RunArgs & ResultOptions,
+    samplingModel: modelOf(args.model),
+    onDecision: Audit.onDecision(audit)
+  })
+
 /**
  * The body of the session workflow: the session's options are read from the store, it is marked running here, its
  * agent loop runs durably on its engine, and how it ended is recorded. Only `shown` prints its events.
@@ -55,19 +69,7 @@ const sessionBody = (shown: string) => (sessionId: string) =>
     const audit = Audit.make()
     const result = yield* runAgent(args, audit).pipe(
       DurableSession.durably,
-      Effect.provide(
-        engineLayer(args, {
-          sessionId,
-          model: "anthropic",
-          // the workflow's store is the session's record; a transcript would be read back as earlier messages
-          transcript: false,
-          modelRetry: retryOf(args.maxRetries),
-          // the command line's result options were recorded with the rest
-          results: args as RunArgs & ResultOptions,
-          samplingModel: modelOf(args.model),
-          onDecision: Audit.onDecision(audit)
-        })
-      ),
+      Effect.provide(sessionEngine(args, sessionId, audit)),
       Effect.provide(OtlpExport.layerFromEnv()),
       sessionId === shown ? (effect) => effect : Effect.withConsole(silent)
     )

@@ -223,11 +223,19 @@ const recorder = (audit: Audit.Audit) =>
     }
   })
 
+/** How a run is driven when it is not the process's only run (`armature serve`). */
+export interface AgentDriving {
+  /** The user's interrupts (default: Ctrl-C of this process). */
+  readonly interrupts?: Stream.Stream<void> | undefined
+  /** Whether a failed result sets the process's exit status (default: yes). */
+  readonly exitCode?: boolean | undefined
+}
+
 /** Runs `armature run` and prints its output; a failed result sets exit status 1. */
-export const runAgent = (args: RunArgs, audit: Audit.Audit = Audit.make()) =>
+export const runAgent = (args: RunArgs, audit: Audit.Audit = Audit.make(), driving: AgentDriving = {}) =>
   Effect.gen(function* () {
     const record = yield* recorder(audit)
-    const interrupts = yield* sigints
+    const interrupts = driving.interrupts ?? (yield* sigints)
     const settings = yield* Settings
     yield* ToolLoading.preload(args.toolLoading, args.prompt)
     const session = yield* Session
@@ -260,7 +268,7 @@ export const runAgent = (args: RunArgs, audit: Audit.Audit = Audit.make()) =>
           `$${result.total_cost_usd.toFixed(4)}, ${(result.duration_ms / 1000).toFixed(1)} s, session ${result.session_id}]`
       )
     }
-    if (result.is_error) process.exitCode = 1
+    if (result.is_error && driving.exitCode !== false) process.exitCode = 1
     return result
   })
 
@@ -301,7 +309,8 @@ const prompt = Args.text({ name: "PROMPT" }).pipe(
   Args.optional
 )
 
-const runOptions = {
+/** The options of `run` beside the shared ones (`serve` takes some of them as its sessions' defaults). */
+export const runOptions = {
   model: Options.text("model").pipe(
     Options.withDescription(`The model (default: ANTHROPIC_MODEL, else the settings' model, else ${defaultModel})`),
     Options.optional

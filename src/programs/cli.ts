@@ -8,6 +8,7 @@ import * as McpCommand from "./McpCommand.js"
 import * as PermissionsCommand from "./PermissionsCommand.js"
 import * as RunCommand from "./RunCommand.js"
 import * as SandboxCommand from "./SandboxCommand.js"
+import * as ServeCommand from "./ServeCommand.js"
 import * as SessionsCommand from "./SessionsCommand.js"
 import * as TimelineCommand from "./TimelineCommand.js"
 import * as ToolsCommand from "./ToolsCommand.js"
@@ -19,6 +20,7 @@ const commands = [
   ["run", RunCommand.command],
   ["resume", SessionsCommand.resume],
   ["sessions", SessionsCommand.sessions],
+  ["serve", ServeCommand.command],
   ["mcp", McpCommand.command],
   ["sandbox", SandboxCommand.command],
   ["timeline", TimelineCommand.command]
@@ -34,6 +36,7 @@ export const root = Command.make("armature").pipe(
     RunCommand.command,
     SessionsCommand.resume,
     SessionsCommand.sessions,
+    ServeCommand.command,
     McpCommand.command,
     SandboxCommand.command,
     TimelineCommand.command

@@ -54,8 +54,11 @@ export const messagesOf = (entries: ReadonlyArray<TranscriptEntry>): ReadonlyArr
     if (e.type === "system" && e.subtype === "compact_boundary") boundary = i
   })
   for (const entry of entries.slice(boundary + 1)) {
-    if ((entry.type === "user" || entry.type === "assistant") && entry.message !== undefined) {
-      messages.push(entry.message)
+    // only role and content go back to the API: a stored assistant message also carries id, model, stop_reason and
+    // usage (as Claude Code's transcripts do), which the Messages API refuses as extra inputs
+    const message = entry.message
+    if ((entry.type === "user" || entry.type === "assistant") && message !== undefined) {
+      messages.push({ role: message.role, content: message.content } as Message)
     }
   }
   const repaired: Array<Message> = []

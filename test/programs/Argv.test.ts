@@ -18,6 +18,7 @@ describe("Argv.commandTable", () => {
       "resume",
       "run",
       "sandbox check",
+      "serve",
       "sessions",
       "timeline",
       "tools list",
@@ -35,6 +36,7 @@ describe("Argv.commandTable", () => {
     expect(table.flags.get("timeline")?.get("-o")?.kind).toBe("value")
     expect(table.flags.get("run")?.get("--durable")?.kind).toBe("boolean")
     expect(table.flags.get("resume")?.get("--database")?.kind).toBe("value")
+    expect(table.flags.get("serve")?.get("--runner-port")?.kind).toBe("integer")
   })
 })
 

@@ -11,7 +11,10 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as ClusterWorkflowEngine from "@effect/cluster/ClusterWorkflowEngine"
+import * as RunnerAddress from "@effect/cluster/RunnerAddress"
+import type * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as SingleRunner from "@effect/cluster/SingleRunner"
+import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
 import { SqliteClient } from "@effect/sql-sqlite-node"
@@ -59,14 +62,49 @@ export const engineLayer = (location: Location) =>
       SingleRunner.layer({
         runnerStorage: location._tag === "Sqlite" ? "memory" : "sql",
         shardingConfig: {
-          // one process per SQLite file needs no spread; a poll finds a crashed session's messages soon after start
-          shardsPerGroup: location._tag === "Sqlite" ? 1 : 16,
-          entityMessagePollInterval: "250 millis",
-          entityReplyPollInterval: "50 millis",
-          shardLockRefreshInterval: "2 seconds",
-          shardLockExpiration: "6 seconds",
+          ...sharedSharding,
+          // one process per SQLite file needs no spread
+          shardsPerGroup: location._tag === "Sqlite" ? 1 : sharedSharding.shardsPerGroup,
           // one process: messages never cross a wire, so they need not be serialized on the way
           simulateRemoteSerialization: location._tag !== "Sqlite"
+        }
+      })
+    )
+  )
+
+/**
+ * The cluster settings every process on one database agrees on (the number of shards above all). Polls are short so
+ * that a session whose runner died is found soon by the runner that takes its shard over.
+ */
+export const sharedSharding = {
+  shardsPerGroup: 16,
+  entityMessagePollInterval: "250 millis",
+  entityReplyPollInterval: "50 millis",
+  shardLockRefreshInterval: "2 seconds",
+  shardLockExpiration: "6 seconds"
+} satisfies Partial<ShardingConfig.ShardingConfig["Type"]>
+
+/**
+ * The workflow engine of a runner of `armature serve`: `@effect/cluster`'s socket runner (`NodeClusterSocket`),
+ * listening for the other runners at `address`, with its message and runner storage in the PostgreSQL database of
+ * the SQL client it is given. Runners of one database share its shards: each shard's lock is held by one runner, and
+ * the shards of a runner that stops answering (or whose database connection goes) move to the others.
+ */
+export const runnerLayer = (address: { readonly host: string; readonly port: number }) =>
+  ClusterWorkflowEngine.layer.pipe(
+    Layer.provideMerge(
+      NodeClusterSocket.layer({
+        storage: "sql",
+        shardingConfig: {
+          ...sharedSharding,
+          runnerAddress: Option.some(RunnerAddress.make(address.host, address.port)),
+          runnerListenAddress: Option.none(),
+          // a runner is dropped from the assignment when its heartbeat is older than this: generous, so that a
+          // runner slowed by load keeps its shards (a dead one is found sooner, by the ping below)
+          shardLockRefreshInterval: "5 seconds",
+          shardLockExpiration: "30 seconds",
+          refreshAssignmentsInterval: "1 second",
+          runnerHealthCheckInterval: "2 seconds"
         }
       })
     )

@@ -5,7 +5,7 @@
  * at arrival (the scheduler needs the decoded input to know whether the call is concurrency-safe) and use
  * `decode` from here too. See docs/executor.md.
  */
-import { Cause, Duration, Effect, Either, Exit, Option, type ParseResult, Ref, Schema, type Tracer } from "effect"
+import { Cause, Duration, Effect, Either, Exit, FiberId, Option, type ParseResult, Ref, Schema } from "effect"
 import type { ToolResultContent } from "../../domain/Blocks.js"
 import type { ToolFailure } from "../../domain/Errors.js"
 import type { ToolCall } from "../../domain/ExecutorEvent.js"
@@ -31,6 +31,7 @@ import type { PermissionPolicy, PermissionRequest } from "../../services/Permiss
 import { none as noResultCache, type ResultCache } from "../../services/ResultCache.js"
 import type { ResultStore } from "../../services/ResultStore.js"
 import type { Session } from "../../services/Session.js"
+import type { CallSpans } from "../observability/CallSpans.js"
 import * as Spans from "../observability/Spans.js"
 
 /** The services a call goes through. */
@@ -52,11 +53,8 @@ export interface Started {
   readonly input: unknown
 }
 
-/** A traced call: the opener of its spans and its `execute_tool` span, the parent of its steps' spans. */
-export interface Tracing {
-  readonly opener: Spans.Opener
-  readonly span: Tracer.Span
-}
+/** A traced call: its `execute_tool` span and the step span open now (see CallSpans). */
+export type Tracing = CallSpans
 
 /** What the executor lends a running call. */
 export interface Links {
@@ -146,23 +144,18 @@ export const permit = (
       decided(services, request, decision, hookInputFor)
     )
   }
-  const { opener } = tracing
   return Effect.suspend(() => {
-    const span = Spans.open(opener, Spans.names.permission, tracing.span)
-    return Effect.flatMap(Effect.exit(services.policy.decide(request)), (exit) => {
-      if (Exit.isFailure(exit)) {
-        Spans.close(opener, span, exit)
-        return Effect.failCause(exit.cause)
-      }
-      const decision = exit.value
+    const span = tracing.openStep(Spans.names.permission)
+    // a defect in the decision ends the span where the call catches it (`run`)
+    return Effect.flatMap(services.policy.decide(request), (decision) => {
       Spans.annotateDecision(span, decision)
       if (decision.behavior !== "ask") {
-        Spans.close(opener, span, Exit.void)
+        tracing.endStep(Exit.void)
         return decided(services, request, decision, hookInputFor)
       }
       return Effect.onExit(Effect.withParentSpan(ask(services, request, decision, hookInputFor), span), (exit) =>
         Effect.sync(() => {
-          Spans.close(opener, span, exit)
+          tracing.endStep(exit)
         })
       )
     })
@@ -219,6 +212,53 @@ const timedOut: Invocation = { _tag: "TimedOut" }
 const returned = (value: unknown): Invocation => ({ _tag: "Returned", value })
 const failedWith = (cause: Cause.Cause<ToolFailure>): Invocation => ({ _tag: "Failed", cause })
 
+/** Runs a tool's body under its timeout, to what it gave (one step for the result or the failure). */
+const settle = (tool: Tool.Any, body: Effect.Effect<unknown, ToolFailure>): Effect.Effect<Invocation> =>
+  Option.isNone(tool.timeout)
+    ? Effect.matchCause(body, { onSuccess: returned, onFailure: failedWith })
+    : Effect.matchCause(Effect.timeoutOption(body, tool.timeout.value), {
+        onSuccess: Option.match({ onNone: () => timedOut, onSome: returned }),
+        onFailure: failedWith
+      })
+
+const timedOutExit = Exit.interrupt(FiberId.none)
+
+/**
+ * {@link settle} with the body in its `armature.tool_body` span, the parent of what the tool opens; the span ends
+ * with what the body gave (an interrupted body's span ends when the call's fiber does, see CallSpans).
+ */
+const settleTraced = (
+  tool: Tool.Any,
+  input: unknown,
+  ctx: Tool.ToolContext,
+  tracing: Tracing
+): Effect.Effect<Invocation> => {
+  const body = Effect.suspend(() => {
+    tracing.enterBody()
+    return tool.call(input, ctx)
+  })
+  const onSuccess = (value: unknown): Invocation => {
+    tracing.endStep(Exit.void)
+    return returned(value)
+  }
+  const onFailure = (cause: Cause.Cause<ToolFailure>): Invocation => {
+    tracing.endStep(Exit.failCause(cause))
+    return failedWith(cause)
+  }
+  return Option.isNone(tool.timeout)
+    ? Effect.matchCause(body, { onSuccess, onFailure })
+    : Effect.matchCause(Effect.timeoutOption(body, tool.timeout.value), {
+        onSuccess: Option.match({
+          onNone: () => {
+            tracing.endStep(timedOutExit)
+            return timedOut
+          },
+          onSome: onSuccess
+        }),
+        onFailure
+      })
+}
+
 /**
  * Calls the tool (or reuses a cached read), under its timeout; a write invalidates cached reads even if cut short.
  * Without a cache (`ResultCache.none`) nothing is looked up or invalidated.
@@ -230,17 +270,7 @@ export const invoke = (
   ctx: Tool.ToolContext,
   tracing?: Tracing
 ): Effect.Effect<Invocation> => {
-  const body =
-    tracing === undefined
-      ? tool.call(input, ctx)
-      : Spans.within(tracing.opener, Spans.names.body, tracing.span, () => tool.call(input, ctx))
-  // one step for the result or the failure (Effect.map and catchAllCause would take three)
-  const settled = Option.isNone(tool.timeout)
-    ? Effect.matchCause(body, { onSuccess: returned, onFailure: failedWith })
-    : Effect.matchCause(Effect.timeoutOption(body, tool.timeout.value), {
-        onSuccess: Option.match({ onNone: () => timedOut, onSome: returned }),
-        onFailure: failedWith
-      })
+  const settled = tracing === undefined ? settle(tool, tool.call(input, ctx)) : settleTraced(tool, input, ctx, tracing)
   if (cache === noResultCache) return settled
   if (!Tool.safely(tool.isReadOnly, input)) return Effect.ensuring(settled, cache.invalidate(resourcesOf(tool, input)))
   return Effect.flatMap(cache.lookup(tool, input), (cached) =>
@@ -433,7 +463,16 @@ export const make = (services: Services) => {
       return Effect.flatMap(validate(started.tool, started.input, ctx), (invalid) =>
         Option.isSome(invalid) ? succeed(invalid.value) : afterValidate(running)
       )
-    }).pipe(Effect.catchAllCause(catchDefects))
+    }).pipe(
+      Effect.catchAllCause(
+        links.tracing === undefined
+          ? catchDefects
+          : (cause) => {
+              links.tracing?.endStep(Exit.failCause(cause))
+              return catchDefects(cause)
+            }
+      )
+    )
 
   return { run }
 }

@@ -8,21 +8,7 @@
  * partition scheduling): the semaphore holds the cap and the partition, the planner decides the order in which
  * permits are asked for. See docs/executor.md.
  */
-import {
-  type Cause,
-  Context,
-  Deferred,
-  Effect,
-  Exit,
-  FiberSet,
-  Mailbox,
-  Option,
-  Ref,
-  Runtime,
-  type Scope,
-  Stream,
-  Tracer
-} from "effect"
+import { type Cause, Deferred, Effect, Exit, FiberSet, Mailbox, Option, Ref, Runtime, type Scope, Stream } from "effect"
 import type { Scheduling } from "../../domain/Admission.js"
 import { makeStreamCheck } from "../../domain/CallGraph.js"
 import { discoveredToolsKey } from "../../domain/DeferredTools.js"
@@ -34,6 +20,7 @@ import type * as Tool from "../../domain/Tool.js"
 import type { Session } from "../../services/Session.js"
 import type { CancellationPolicy, Control } from "../../services/ToolExecutor.js"
 import type { ToolRegistry } from "../../services/ToolRegistry.js"
+import { Starter } from "../observability/CallSpans.js"
 import * as Metrics from "../observability/Metrics.js"
 import * as Spans from "../observability/Spans.js"
 import type * as CallPipeline from "./CallPipeline.js"
@@ -169,30 +156,28 @@ export const run = <E>(
     /**
      * Starts a call: its `execute_tool` span, then its pipeline in a fiber of its own, started with the owner's
      * runtime at once rather than at the scheduler's next turn (a call that finishes without waiting has posted its
-     * exit before the owner reads its inbox again, which saves the owner a wake per call). The call's span is the
-     * parent span in the fiber's initial context, so what the pipeline opens nests under it with no further
-     * change of context. The fiber only talks to the owner through the inbox: starting it here touches no state.
+     * exit before the owner reads its inbox again, which saves the owner a wake per call). Traced, the fiber starts
+     * with a context of its own whose parent span is the call's span (CallSpans), so what the pipeline opens nests
+     * under it with no change of context. The fiber only talks to the owner through the inbox: starting it here
+     * touches no state.
      */
-    const startCall = (runtime: Runtime.Runtime<never>, entry: ExecutionState.Entry) => {
+    const startCall = (runtime: Runtime.Runtime<never>, starter: Starter | undefined, entry: ExecutionState.Entry) => {
       const startedAt = now()
       entry.startedAt = startedAt
       Metrics.callStarted(entry.call.name, startedAt - entry.queuedAt)
       const link = new Link(entry.call.id, sink.detailed ? sink.emit : undefined, now, interrupted)
       let fiberRuntime = runtime
-      if (opener !== undefined) {
-        const span = Spans.openTool(opener, entry.tool, entry.call.name, entry.call.id, startedAt - entry.queuedAt)
-        entry.span = span
-        link.tracing = { opener, span }
-        fiberRuntime = Runtime.make({
-          context: Context.add(runtime.context, Tracer.ParentSpan, span),
-          fiberRefs: runtime.fiberRefs,
-          runtimeFlags: runtime.runtimeFlags
-        })
+      if (starter !== undefined) {
+        const tracing = starter.start(entry.tool, entry.call.name, entry.call.id, startedAt - entry.queuedAt)
+        entry.span = tracing.span
+        link.tracing = tracing
+        fiberRuntime = tracing.runtime
       }
       const started = { call: entry.call, tool: entry.tool!, input: entry.input }
       const fiber = Runtime.runFork(fiberRuntime, Effect.interruptible(env.pipeline.run(started, link)))
       // told at once if the call already ended; the inbox is unbounded, so the offer always succeeds
       fiber.addObserver((exit) => {
+        link.tracing?.ended(exit)
         inbox.unsafeOffer({ _tag: "Exited", entry, exit, ran: link.outcome })
       })
       // a call that already ended (it never waited) needs no place in the set, nor in its entry
@@ -258,6 +243,7 @@ export const run = <E>(
       Effect.gen(function* () {
         const runtime = yield* Effect.runtime<never>()
         const self = yield* Effect.fiberId
+        const starter = opener === undefined ? undefined : new Starter(opener, runtime)
         const failure = { cause: Option.none<Cause.Cause<Failure<E>>>(), released: 0 }
         // the first messages are taken out of `initial` so that a long batch's arrivals are not held to the end
         let messages: Iterable<Message<Failure<E>>> = initial.splice(0)
@@ -281,7 +267,7 @@ export const run = <E>(
             let permits = 0
             for (const entry of commands.start) permits += permitsOf(entry)
             yield* semaphore.take(permits)
-            for (const entry of commands.start) startCall(runtime, entry)
+            for (const entry of commands.start) startCall(runtime, starter, entry)
           }
           for (const entry of commands.completed) ended(entry)
           for (const fiber of commands.interrupt) fiber.unsafeInterruptAsFork(self)

@@ -38,6 +38,11 @@ export interface WalkOptions {
   readonly fileFilter?: ((relative: string) => boolean) | undefined
   /** The Read deny guard: paths it names a rule for are skipped (a directory with everything below it). */
   readonly guard?: Guard | undefined
+  /**
+   * Called with the files kept so far (one array that only grows) each time the walk pauses, and once at its end:
+   * a search can start reading before the walk is over.
+   */
+  readonly onProgress?: ((files: ReadonlyArray<WalkedFile>) => void) | undefined
 }
 
 /** The rule (as shown to the model) that forbids reading an absolute path, or undefined. */
@@ -66,14 +71,30 @@ export const skippedNote = (skipped: ReadonlyArray<Skipped>): string => {
 
 const ignoreFileNames = [".gitignore", ".ignore", ".rgignore"]
 
+type Verdict = "ignore" | "whitelist" | "none"
+
 interface Matcher {
   readonly dir: string
   readonly rules: Ignore
+  /**
+   * Set when every rule is a bare name (no `/` but a trailing one): then a path's verdict depends only on its name
+   * and whether it is a directory, and is computed once per name.
+   */
+  readonly byName: Map<string, Verdict> | undefined
+}
+
+/** Whether a gitignore line is a comment, blank, or a pattern without a `/` other than a trailing one. */
+const isNameRule = (line: string): boolean => {
+  const pattern = line.trim()
+  if (pattern === "" || pattern.startsWith("#")) return true
+  const body = pattern.startsWith("!") ? pattern.slice(1) : pattern
+  return !(body.endsWith("/") ? body.slice(0, -1) : body).includes("/")
 }
 
 /** Reads the ignore files of `dir`; `present` tells which exist (from the directory listing), undefined = try all. */
 const loadMatcherSync = (dir: string, present?: ReadonlySet<string>): Matcher | undefined => {
   let rules: Ignore | undefined
+  let byName = true
   for (const name of ignoreFileNames) {
     if (present !== undefined && !present.has(name)) continue
     let text: string | undefined
@@ -82,9 +103,11 @@ const loadMatcherSync = (dir: string, present?: ReadonlySet<string>): Matcher | 
     } catch {
       text = undefined
     }
-    if (text !== undefined) rules = (rules ?? ignore({ allowRelativePaths: true })).add(text)
+    if (text === undefined) continue
+    rules = (rules ?? ignore({ allowRelativePaths: true })).add(text)
+    byName = byName && text.split(/\r?\n/).every(isNameRule)
   }
-  return rules === undefined ? undefined : { dir, rules }
+  return rules === undefined ? undefined : { dir, rules, byName: byName ? new Map() : undefined }
 }
 
 const existsSync = (path: string): boolean => {
@@ -106,13 +129,30 @@ const parentMatchers = (root: string): ReadonlyArray<Matcher> => {
     if (parent === dir) break
     dir = parent
     const matcher = loadMatcherSync(dir)
-    // A parent's rules that ignore the searched directory itself would ignore everything below it (the `ignore`
-    // package also tests parent paths); ripgrep searches an explicitly given directory, so such a matcher is dropped.
-    if (matcher !== undefined && !matcher.rules.test(`${toPosix(Path.relative(dir, root))}/`).ignored) {
-      found.unshift(matcher)
+    // Rules of bare names are tested on names only, never on the searched directory or the ones above it.
+    if (matcher !== undefined) {
+      found.unshift(
+        matcher.byName === undefined ? reincludingRoot(matcher, toPosix(Path.relative(dir, root))) : matcher
+      )
     }
   }
   return found
+}
+
+/** Escapes the characters a gitignore pattern gives a meaning to, so that a name matches only itself. */
+const escapeIgnore = (name: string): string => name.replace(/[\\*?[\]!#]/g, "\\$&")
+
+/**
+ * A parent directory's rules apply below the searched directory but never to it or to the directories between them:
+ * ripgrep searches an explicitly given directory even when a parent's `node_modules/` would ignore it, and still
+ * applies that parent's `dist/` (or `node_modules/`, to a nested one) below it. The `ignore` package tests a path's
+ * parents too, so the searched directory and the ones above it (up to the ignore file's directory) are re-included
+ * by anchored rules added last; they name only those directories, which the walk itself never tests.
+ */
+const reincludingRoot = (matcher: Matcher, rootRelative: string): Matcher => {
+  const segments = rootRelative.split("/").map(escapeIgnore)
+  const rules = segments.map((_, i) => `!/${segments.slice(0, i + 1).join("/")}/`)
+  return { dir: matcher.dir, rules: matcher.rules.add(rules), byName: undefined }
 }
 
 /**
@@ -135,19 +175,29 @@ const relativeUnder = (dir: string, path: string): string | undefined => {
   return relative === "" || relative.startsWith("..") || Path.isAbsolute(relative) ? undefined : relative
 }
 
+/** What one matcher says of a path (`name` is its last segment). */
+const verdictOf = (matcher: Matcher, path: string, name: string, isDir: boolean): Verdict => {
+  const memo = matcher.byName
+  if (memo !== undefined) {
+    const key = isDir ? `${name}/` : name
+    const known = memo.get(key)
+    if (known !== undefined) return known
+    const result = matcher.rules.test(key)
+    const verdict = result.ignored ? "ignore" : result.unignored ? "whitelist" : "none"
+    memo.set(key, verdict)
+    return verdict
+  }
+  const relative = relativeUnder(matcher.dir, path)
+  if (relative === undefined) return "none"
+  const result = matcher.rules.test(isDir ? `${relative}/` : relative)
+  return result.ignored ? "ignore" : result.unignored ? "whitelist" : "none"
+}
+
 /** Decides with the ignore files, deepest first: ignored, explicitly whitelisted, or no opinion. */
-const ignoreVerdict = (
-  matchers: ReadonlyArray<Matcher>,
-  path: string,
-  isDir: boolean
-): "ignore" | "whitelist" | "none" => {
+const ignoreVerdict = (matchers: ReadonlyArray<Matcher>, path: string, name: string, isDir: boolean): Verdict => {
   for (let i = matchers.length - 1; i >= 0; i--) {
-    const matcher = matchers[i]
-    const relative = relativeUnder(matcher.dir, path)
-    if (relative === undefined) continue
-    const result = matcher.rules.test(isDir ? `${relative}/` : relative)
-    if (result.ignored) return "ignore"
-    if (result.unignored) return "whitelist"
+    const verdict = verdictOf(matchers[i], path, name, isDir)
+    if (verdict !== "none") return verdict
   }
   return "none"
 }
@@ -239,6 +289,7 @@ const walkSliced = async (options: WalkOptions, signal: AbortSignal): Promise<Wa
   let deadline = performance.now() + sliceMs
   while (pending.length > 0) {
     if (performance.now() > deadline) {
+      options.onProgress?.(files)
       await yieldToLoop()
       if (signal.aborted) break
       deadline = performance.now() + sliceMs
@@ -265,12 +316,13 @@ const walkSliced = async (options: WalkOptions, signal: AbortSignal): Promise<Wa
       if (forced === "exclude") continue
       if (forced === "none") {
         if (!isDir && overrides !== undefined && overrides.hasIncludes) continue
+        // Each test only drops the entry, so the cheap file filter goes before the ignore files.
+        if (!isDir && options.fileFilter !== undefined && !options.fileFilter(relative)) continue
         if (active.length > 0) {
-          const verdict = ignoreVerdict(active, path, isDir)
+          const verdict = ignoreVerdict(active, path, entry.name, isDir)
           if (verdict === "ignore") continue
           if (verdict === "none" && !options.hidden && entry.name.startsWith(".")) continue
         } else if (!options.hidden && entry.name.startsWith(".")) continue
-        if (!isDir && options.fileFilter !== undefined && !options.fileFilter(relative)) continue
       }
       const rule = guard?.(path, isDir)
       if (rule !== undefined) {
@@ -280,6 +332,7 @@ const walkSliced = async (options: WalkOptions, signal: AbortSignal): Promise<Wa
       else files.push({ path, relative })
     }
   }
+  options.onProgress?.(files)
   return { files, skipped: skippedList(skipped), denied }
 }
 

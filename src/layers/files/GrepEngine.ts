@@ -6,11 +6,11 @@ import * as ChildProcess from "node:child_process"
 import * as NodeFs from "node:fs"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
-import { Effect, Schema } from "effect"
+import { Effect, Fiber, Schema } from "effect"
 import picomatch from "picomatch"
 import * as FileWalker from "./FileWalker.js"
 import * as GrepReader from "./GrepReader.js"
-import { type Compiled, requiredLiterals, searchText, splitText } from "./LineSearch.js"
+import { byRarity, type Compiled, requiredLiterals, searchText, splitText } from "./LineSearch.js"
 
 /** What the model may ask for. */
 export type OutputMode = "content" | "files_with_matches" | "count"
@@ -138,7 +138,12 @@ const statPath = (path: string) =>
   })
 
 /** The files a search visits (ripgrep's filters and the guard), or the one file searched. */
-const filesOf = (query: Query, isDirectory: boolean, guard: FileWalker.Guard | undefined) => {
+const filesOf = (
+  query: Query,
+  isDirectory: boolean,
+  guard: FileWalker.Guard | undefined,
+  onProgress?: (files: ReadonlyArray<FileWalker.WalkedFile>) => void
+) => {
   if (!isDirectory) {
     const rule = guard?.(query.path, false)
     return Effect.succeed<FileWalker.WalkResult>(
@@ -152,28 +157,90 @@ const filesOf = (query: Query, isDirectory: boolean, guard: FileWalker.Guard | u
     hidden: false,
     overrides: query.globs.length > 0 ? FileWalker.compileOverrides(query.globs) : undefined,
     fileFilter: typeFilter(query.type),
-    guard
+    guard,
+    onProgress
   }).pipe(Effect.mapError((e) => new GrepError({ message: e.message })))
 }
 
-/** The bytes every matching file must contain (see LineSearch.requiredLiterals): files without them are not decoded. */
+/**
+ * The bytes every matching file must contain (see LineSearch.requiredLiterals), rarest first: files without them are
+ * not decoded, and lines are looked for by the first.
+ */
 export const literalsOf = (query: Pick<Query, "pattern" | "caseInsensitive">): ReadonlyArray<Buffer> =>
-  requiredLiterals(query.pattern, query.caseInsensitive).map((l) => Buffer.from(l, "latin1"))
+  byRarity(requiredLiterals(query.pattern, query.caseInsensitive)).map((l) => Buffer.from(l, "latin1"))
+
+/**
+ * Walks a directory while worker threads read what it has found so far: the readers start once the walk has found
+ * `GrepReader.parallelFrom` files (a smaller tree is read on the calling thread after the walk), so that starting
+ * them and most of the reading overlap the rest of the walk. `read` gets every path, in the order found.
+ */
+const walkAndRead = (
+  query: Query,
+  guard: FileWalker.Guard | undefined,
+  literals: ReadonlyArray<Buffer>,
+  linePattern: GrepReader.LinePattern | undefined,
+  read: (paths: ReadonlyArray<string>, offset: number, found: ReadonlyArray<GrepReader.Candidate>) => void
+): Effect.Effect<FileWalker.WalkResult, GrepError> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const paths: Array<string> = []
+      let ended = false
+      let wake = () => {}
+      const feed: GrepReader.Feed = { paths, done: () => ended, subscribe: (f) => (wake = f) }
+      const onFound = (offset: number, found: ReadonlyArray<GrepReader.Candidate>) => read(paths, offset, found)
+      const enough = Effect.async<void>((resume) => {
+        let resumed = false
+        const check = () => {
+          if (resumed || (paths.length < GrepReader.parallelFrom && !ended)) return
+          resumed = true
+          resume(Effect.void)
+        }
+        wake = check
+        check()
+      })
+      const readers = yield* Effect.forkScoped(
+        Effect.flatMap(enough, () =>
+          paths.length < GrepReader.parallelFrom
+            ? Effect.succeed(false)
+            : Effect.as(GrepReader.readFed(feed, literals, linePattern, onFound), true)
+        )
+      )
+      const walked = yield* filesOf(query, true, guard, (files) => {
+        for (let i = paths.length; i < files.length; i++) paths.push(files[i].path)
+        wake()
+      })
+      ended = true
+      wake()
+      const parallel = yield* Fiber.join(readers).pipe(
+        Effect.mapError((e) => new GrepError({ message: `Search failed: ${e.message}` }))
+      )
+      if (!parallel) yield* GrepReader.readHere(paths, literals, linePattern, onFound)
+      return walked
+    })
+  )
+
+/**
+ * Where the built-in engine reads: worker threads when the machine has a core to spare (`GrepReader.spareCore`) and
+ * the tree is large, or always on the calling thread, or on workers whenever the tree is large (tests, benchmarks).
+ */
+export type Readers = "auto" | "calling" | "workers"
 
 /** The built-in engine: walks with ripgrep's filters and matches with a JS RegExp. */
-export const searchBuiltin = (query: Query, guard?: FileWalker.Guard): Effect.Effect<Outcome, GrepError> =>
+export const searchBuiltin = (
+  query: Query,
+  guard?: FileWalker.Guard,
+  readers: Readers = "auto"
+): Effect.Effect<Outcome, GrepError> =>
   Effect.gen(function* () {
     const compiled = yield* compile(query)
     const info = yield* statPath(query.path)
-    const walked = yield* filesOf(query, info.isDirectory(), guard)
     const literals = literalsOf(query)
-    const paths = walked.files.map((file) => file.path)
     const results: Array<FileResult> = []
     const linePattern: GrepReader.LinePattern | undefined =
       query.multiline || (query.mode === "content" && (query.before > 0 || query.after > 0))
         ? undefined
         : { source: compiled.line.source, flags: compiled.line.flags, firstOnly: query.mode === "files_with_matches" }
-    const match = (offset: number, found: ReadonlyArray<GrepReader.Candidate>) => {
+    const match = (paths: ReadonlyArray<string>, offset: number, found: ReadonlyArray<GrepReader.Candidate>) => {
       for (const [index, text] of found) {
         const path = paths[offset + index]
         if (typeof text !== "string") {
@@ -186,12 +253,16 @@ export const searchBuiltin = (query: Query, guard?: FileWalker.Guard): Effect.Ef
         if (lines !== undefined) results.push({ path, ...lines })
       }
     }
-    yield* paths.length >= GrepReader.parallelFrom && GrepReader.spareCore()
-      ? GrepReader.readParallel(paths, literals, linePattern, match).pipe(
-          Effect.mapError((e) => new GrepError({ message: `Search failed: ${e.message}` }))
-        )
-      : GrepReader.readHere(paths, literals, linePattern, match)
-    return { results: results.sort(byPath), skipped: walked.skipped }
+    let skipped: ReadonlyArray<FileWalker.Skipped>
+    if (info.isDirectory() && (readers === "workers" || (readers === "auto" && GrepReader.spareCore()))) {
+      skipped = (yield* walkAndRead(query, guard, literals, linePattern, match)).skipped
+    } else {
+      const walked = yield* filesOf(query, info.isDirectory(), guard)
+      const paths = walked.files.map((file) => file.path)
+      yield* GrepReader.readHere(paths, literals, linePattern, (offset, found) => match(paths, offset, found))
+      skipped = walked.skipped
+    }
+    return { results: results.sort(byPath), skipped }
   })
 
 /** The most denied paths passed to rg as exclusion globs; beyond, only the post-filter removes them. */

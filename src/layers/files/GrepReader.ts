@@ -184,11 +184,25 @@ const startWorker = Effect.acquireRelease(
 export class ReaderError extends Schema.TaggedError<ReaderError>()("ReaderError", { message: Schema.String }) {}
 
 /**
- * Reads the files on `workers` worker threads (started for this call and terminated when it ends or is
- * interrupted) and hands each batch's candidates to `onFound` on the calling thread, as they arrive.
+ * The paths of a search as its walk finds them: `paths` only grows, `done` tells that no more will come, and
+ * `subscribe` registers the function to call after either changed.
  */
-export const readParallel = (
-  paths: ReadonlyArray<string>,
+export interface Feed {
+  readonly paths: ReadonlyArray<string>
+  readonly done: () => boolean
+  readonly subscribe: (wake: () => void) => void
+}
+
+/** A feed of paths that are all known. */
+export const feedOf = (paths: ReadonlyArray<string>): Feed => ({ paths, done: () => true, subscribe: () => {} })
+
+/**
+ * Reads the files of `feed` on `workers` worker threads (started for this call and terminated when it ends or is
+ * interrupted) and hands each batch's candidates to `onFound` on the calling thread, as they arrive. While the feed
+ * is still growing, a worker gets only full batches and waits for the walk between them.
+ */
+export const readFed = (
+  feed: Feed,
   literals: ReadonlyArray<Buffer>,
   linePattern: LinePattern | undefined,
   onFound: (offset: number, found: ReadonlyArray<Candidate>) => void,
@@ -201,20 +215,23 @@ export const readParallel = (
         let next = 0
         let pending = 0
         let done = false
+        const idle: Array<Worker> = []
         const finish = (result: Effect.Effect<void, ReaderError>) => {
           if (done) return
           done = true
           resume(result)
         }
         const give = (worker: Worker) => {
-          if (next >= paths.length) {
-            if (pending === 0) finish(Effect.void)
-            return
-          }
-          const job: Job = { id: next, paths: paths.slice(next, next + batch), literals, linePattern }
-          next += batch
-          pending++
-          worker.postMessage(job)
+          const available = feed.paths.length - next
+          const ended = feed.done()
+          if (available >= batch || (ended && available > 0)) {
+            const size = Math.min(batch, available)
+            const job: Job = { id: next, paths: feed.paths.slice(next, next + size), literals, linePattern }
+            next += size
+            pending++
+            worker.postMessage(job)
+          } else if (!ended) idle.push(worker)
+          else if (pending === 0) finish(Effect.void)
         }
         for (const worker of pool) {
           worker.on("message", (answer: Answer) => {
@@ -227,10 +244,22 @@ export const readParallel = (
             finish(Effect.fail(new ReaderError({ message: `a reader thread exited (${code})` })))
           )
         }
+        feed.subscribe(() => {
+          for (const worker of idle.splice(0)) give(worker)
+        })
         for (const worker of pool) give(worker)
       })
     })
   )
+
+/** Reads all of `paths` on worker threads: `readFed` over a feed that is complete from the start. */
+export const readParallel = (
+  paths: ReadonlyArray<string>,
+  literals: ReadonlyArray<Buffer>,
+  linePattern: LinePattern | undefined,
+  onFound: (offset: number, found: ReadonlyArray<Candidate>) => void,
+  workers: number = workerCount()
+): Effect.Effect<void, ReaderError> => readFed(feedOf(paths), literals, linePattern, onFound, workers)
 
 /** Reads the files on the calling thread (a small search), in slices that let other fibers run. */
 export const readHere = (

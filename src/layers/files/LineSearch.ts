@@ -176,3 +176,25 @@ export const requiredLiterals = (pattern: string, caseInsensitive: boolean): Rea
   end()
   return runs
 }
+
+/**
+ * Bytes of source text roughly from most to least frequent (letters, space, punctuation, digits); a byte not listed
+ * counts as rarer than all of them. Only the order matters.
+ */
+const commonBytes = " etaoinsrlcdhu\n.mp_f(),=;g\"'by/:-wkvx{}0T1SEIACRN2L*PDO<>M3[]F#H5B4U98Gq76jV$W&z+|!?@%"
+
+const rarity = (literal: string): number => {
+  let rarest = 0
+  for (let i = 0; i < literal.length; i++) {
+    const rank = commonBytes.indexOf(literal[i])
+    rarest = Math.max(rarest, rank === -1 ? commonBytes.length : rank)
+  }
+  return rarest
+}
+
+/**
+ * The literals, the one least likely to occur first (its rarest byte the rarest, then the longest): the reader looks
+ * for the first one to find candidate lines, and a rare one finds fewer lines that do not match.
+ */
+export const byRarity = (literals: ReadonlyArray<string>): ReadonlyArray<string> =>
+  [...literals].sort((a, b) => rarity(b) - rarity(a) || b.length - a.length)

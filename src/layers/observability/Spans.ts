@@ -3,7 +3,7 @@
  * OpenTelemetry GenAI conventions where they exist (`gen_ai.*`, `error.type`) and Armature's own under `armature.*`.
  * The engine only emits Effect spans; an application chooses where they go (see docs/observability.md).
  */
-import { Chunk, Context, Effect, Exit, FiberRef, HashMap, Layer, Option, Tracer } from "effect"
+import { Chunk, Clock, Context, Effect, Exit, FiberRef, HashMap, Layer, Option, Tracer } from "effect"
 import { contentText, type ToolResultContent } from "../../domain/Blocks.js"
 import { kindOf, type Outcome } from "../../domain/Outcome.js"
 import type { PermissionDecision } from "../../domain/Permission.js"
@@ -11,9 +11,10 @@ import type * as Tool from "../../domain/Tool.js"
 
 /**
  * Whether the executor opens its per-call spans (`execute_tool` and its children), read when the executor is built.
- * Off by default: even opened directly with the tracer they cost more than the rest of a no-op call (see
- * bench/Executor.bench.ts, `spans_ratio`). An application turns them on with {@link layerExecutorSpans}; the CLI
- * does when it exports to an OTLP endpoint. Agent and model spans are always on.
+ * Off by default: on a no-op call they still cost more than the 10% the project allows (three spans of Effect's
+ * default tracer and a context per call; see bench/Executor.bench.ts, `spans_ratio`, and docs/observability.md).
+ * An application turns them on with {@link layerExecutorSpans}; the CLI does when it exports to an OTLP endpoint.
+ * Agent and model spans are always on.
  */
 export class ExecutorSpans extends Context.Reference<ExecutorSpans>()("armature/ExecutorSpans", {
   defaultValue: () => false
@@ -96,22 +97,27 @@ export interface Opener {
 
 const noContext = Context.empty()
 
-/** An opener for the current fiber; none when tracing is disabled (`Effect.withTracerEnabled(false)`). */
-export const opener: Effect.Effect<Opener | undefined> = Effect.gen(function* () {
-  if (!(yield* FiberRef.get(FiberRef.currentTracerEnabled))) return undefined
-  const tracer = yield* Effect.tracer
-  const clock = yield* Effect.clock
-  const timing = yield* FiberRef.get(FiberRef.currentTracerTimingEnabled)
-  const parent = yield* Effect.serviceOption(Tracer.ParentSpan)
-  const links = Chunk.toReadonlyArray(yield* FiberRef.get(FiberRef.currentTracerSpanLinks))
-  const annotations = [...HashMap.entries(yield* FiberRef.get(FiberRef.currentTracerSpanAnnotations))]
-  return {
-    tracer,
-    parent,
-    links,
-    annotations,
-    now: timing ? () => clock.unsafeCurrentTimeNanos() : () => BigInt(0)
-  }
+const noLinks: ReadonlyArray<Tracer.SpanLink> = []
+const noAnnotations: ReadonlyArray<readonly [string, unknown]> = []
+const zero = BigInt(0)
+const noTime = () => zero
+
+/**
+ * An opener for the current fiber; none when tracing is disabled (`Effect.withTracerEnabled(false)`). Read in one
+ * step from the fiber (an execution makes one, so a batch of ten pays for it once).
+ */
+export const opener: Effect.Effect<Opener | undefined> = Effect.withFiberRuntime((fiber) => {
+  if (!fiber.getFiberRef(FiberRef.currentTracerEnabled)) return Effect.succeed(undefined)
+  const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
+  const links = fiber.getFiberRef(FiberRef.currentTracerSpanLinks)
+  const annotations = fiber.getFiberRef(FiberRef.currentTracerSpanAnnotations)
+  return Effect.succeed<Opener>({
+    tracer: fiber.currentTracer,
+    parent: Context.getOption(fiber.currentContext, Tracer.ParentSpan),
+    links: Chunk.isEmpty(links) ? noLinks : Chunk.toReadonlyArray(links),
+    annotations: HashMap.isEmpty(annotations) ? noAnnotations : [...HashMap.entries(annotations)],
+    now: fiber.getFiberRef(FiberRef.currentTracerTimingEnabled) ? () => clock.unsafeCurrentTimeNanos() : noTime
+  })
 })
 
 /** Opens a span under `parent` (the opener's own parent when undefined) with `attributes`. */
@@ -139,26 +145,6 @@ export const close = (opener: Opener, span: Tracer.Span, exit: Exit.Exit<unknown
   span.end(opener.now(), exit)
 }
 
-/**
- * Runs `body` in a child span of `parent` opened with the opener: the span is the parent of what `body` opens, and
- * ends with `body`'s exit. One change of the fiber's context, against Effect.withSpan's several steps.
- */
-export const within = <A, E, R>(
-  opener: Opener,
-  name: string,
-  parent: Tracer.AnySpan | undefined,
-  body: (span: Tracer.Span) => Effect.Effect<A, E, R>,
-  attributes?: Record<string, unknown>
-): Effect.Effect<A, E, R> =>
-  Effect.suspend(() => {
-    const span = open(opener, name, parent, attributes)
-    return Effect.onExit(Effect.withParentSpan(body(span), span), (exit) =>
-      Effect.sync(() => {
-        close(opener, span, exit)
-      })
-    )
-  })
-
 /** Opens a call's `execute_tool` span (under the opener's parent); `queueWaitMs` undefined for a call never started. */
 export const openTool = (
   opener: Opener,
@@ -167,7 +153,12 @@ export const openTool = (
   id: string,
   queueWaitMs: number | undefined
 ): Tracer.Span => {
-  const span = open(opener, names.tool(name), undefined, toolAttributes(tool, name, id))
+  const span = open(opener, names.tool(name), undefined)
+  // the attributes of toolAttributes, set one by one (no record to build and walk per call)
+  span.attribute("gen_ai.operation.name", "execute_tool")
+  span.attribute("gen_ai.tool.name", name)
+  span.attribute("gen_ai.tool.call.id", id)
+  span.attribute("gen_ai.tool.type", tool?.source === "mcp" ? "extension" : "function")
   span.attribute("armature.started", queueWaitMs !== undefined)
   if (queueWaitMs !== undefined) span.attribute("armature.queue_wait_ms", queueWaitMs)
   return span

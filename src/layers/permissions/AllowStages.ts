@@ -98,6 +98,25 @@ export const allowRules: Stage = (call) => {
       const dangers = analysis.parsed ? analysis.dangers : ["input that does not parse", ...analysis.dangers]
       return pass("allowRules", `allow rules never cover ${[...new Set(dangers)].join(", ")}`)
     }
+    // A `Bash(…)` rule names a command, not the files it may touch: as for Claude Code's path-checked commands, a
+    // path outside the working directories (`ls /etc` under `Bash(ls:*)`) or one only known at run time still asks.
+    const named = matched.filter(([, pr]) => pr?.rule.content !== undefined)
+    if (named.length > 0) {
+      const outside = call.paths.find((p) => !inside(call, p))
+      if (outside !== undefined) {
+        return pass(
+          "allowRules",
+          `an allow rule covers the command, but ${outside.given} is outside the working directories`
+        )
+      }
+      const unknown = call.bash?.unresolved[0]
+      if (unknown !== undefined) {
+        return pass(
+          "allowRules",
+          `an allow rule covers the command, but ${unknown.given} is only known at run time (${unknown.reason})`
+        )
+      }
+    }
     const first = matched[0][1]!
     return allowed(first)
   }

@@ -14,6 +14,8 @@ import type { ShellAnalysis } from "../../services/ShellAnalyzer.js"
 import { prepareBash } from "./BashPaths.js"
 import type { Prepared, PreparedRule } from "./Prepared.js"
 import { preparePath, realpathLoose } from "./PreparePaths.js"
+import { findProtected } from "./ProtectedTrees.js"
+import { copiesTrees, isProtectedName } from "./SafetyPaths.js"
 import { targetOf } from "./Targets.js"
 
 /** The inputs of `prepare`. */
@@ -73,6 +75,17 @@ export const prepare = (options: PrepareOptions) =>
       )
     )
     const readOnly = Tool.safely(tool.isReadOnly, input) && (analysis === undefined || analysis.readOnly)
+    // The directories a tree copy names, below the working directories (a working directory itself or one above it
+    // is asked for by the safety stage already): walked for protected names.
+    const trees =
+      target._tag === "Command" && !readOnly && copiesTrees(target.command)
+        ? yield* findProtected(
+            paths
+              .map((p) => p.forms[0])
+              .filter((form) => !workingDirs.some((dir) => dir === form || dir.startsWith(`${form}${Path.sep}`))),
+            isProtectedName
+          )
+        : undefined
     const writesResource = resourcesOf(tool, input).some((r) => r.access === "write")
     return {
       tool,
@@ -93,6 +106,7 @@ export const prepare = (options: PrepareOptions) =>
       ask: yield* Effect.forEach(options.rules.ask, prepareRule),
       deny: yield* Effect.forEach(options.rules.deny, prepareRule),
       opinion,
+      trees,
       sandbox:
         analysis === undefined || options.sandbox === undefined || !options.sandbox.config.enabled
           ? undefined

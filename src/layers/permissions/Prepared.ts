@@ -8,6 +8,7 @@ import type { RunPlan } from "../../domain/Sandbox.js"
 import type * as Tool from "../../domain/Tool.js"
 import type { ShellAnalysis } from "../../services/ShellAnalyzer.js"
 import type { BashPathCheck } from "./BashPaths.js"
+import type { TreeFinding } from "./ProtectedTrees.js"
 import type { Target } from "./Targets.js"
 
 /** A path of the call in every form it may be opened as, each with symlinks resolved. */
@@ -46,6 +47,8 @@ export interface Prepared {
   readonly ask: ReadonlyArray<PreparedRule>
   readonly deny: ReadonlyArray<PreparedRule>
   readonly opinion: PermissionOpinion
+  /** Bash copying or moving trees: a protected name found in one of the directories it names (see ProtectedTrees). */
+  readonly trees?: TreeFinding | undefined
   /** Bash with the sandbox on: how the command will run, and whether a sandboxed run is allowed without asking. */
   readonly sandbox?: { readonly plan: RunPlan; readonly autoAllow: boolean } | undefined
 }
@@ -59,9 +62,14 @@ export const pass = (step: string, reason: string): TraceStep => ({ step, outcom
 /** How a rule is named in reasons: its text and the settings file it came from. */
 export const where = (rule: PermissionRule.Rule) => `${rule.text} in ${rule.source}`
 
-/** Every form of the path is inside one of the working directories. */
+/** Devices that hold no data of anyone's: reading or writing them is as good as staying inside the project. */
+const neutralDevices: ReadonlySet<string> = new Set(["/dev/null", "/dev/zero", "/dev/random", "/dev/urandom"])
+
+/** Every form of the path is inside one of the working directories (or is a neutral device such as /dev/null). */
 export const inside = (call: Prepared, path: PreparedPath): boolean =>
-  path.forms.every((form) => call.workingDirs.some((dir) => PermissionRule.isInside(dir, form)))
+  path.forms.every(
+    (form) => neutralDevices.has(form) || call.workingDirs.some((dir) => PermissionRule.isInside(dir, form))
+  )
 
 /** A path rule matches some form of the path (`every`: all of its forms). */
 export const ruleMatchesPath = (pr: PreparedRule, path: PreparedPath, every: boolean): boolean =>

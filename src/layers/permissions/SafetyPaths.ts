@@ -23,6 +23,12 @@ const shellStartupFiles: ReadonlySet<string> = new Set([
   ".kshrc"
 ])
 
+/** True for a name that is protected wherever it appears (`.git`, `.claude`, `.armature`, shell start-up files). */
+export const isProtectedName = (name: string): boolean => {
+  const lower = name.toLowerCase()
+  return protectedDirs.includes(lower) || shellStartupFiles.has(lower)
+}
+
 /** Why writing this (resolved) path always needs approval, or undefined when it may be written. */
 export const protectedReason = (path: string): string | undefined => {
   const segments = path.split(Path.sep).map((s) => s.toLowerCase())
@@ -53,6 +59,9 @@ export const protectedMention = (command: string): string | undefined => mention
 const recursiveCopy =
   /(?:^|[\s;&|(`])(?:(?:\S*\/)?cp\s(?:[^;&|]*\s)?-(?:[a-zA-Z]*[rRa][a-zA-Z]*|-recursive|-archive)\b|(?:\S*\/)?(?:mv|rsync|tar|bsdtar|gtar|unzip|cpio|ditto|pax)\b)/
 
+/** True when the command line copies, moves or extracts whole trees (see `recursiveCopy`). */
+export const copiesTrees = (command: string): boolean => recursiveCopy.test(command)
+
 /** Step 3c: writes to safety paths (`.git/`, `.claude/`, `.armature/`, shell rc files) always ask. */
 export const safetyPaths: Stage = (call) => {
   const writes = call.writes
@@ -76,6 +85,17 @@ export const safetyPaths: Stage = (call) => {
         outcome: "ask",
         reason: `The command copies a tree into ${into}, which holds the working directory: it may write its .git/, .claude/ or .armature/, so it always needs approval`
       }
+    }
+  }
+  const tree = call.trees
+  if (writes && tree !== undefined) {
+    return {
+      step: "safetyPaths",
+      outcome: "ask",
+      reason:
+        tree._tag === "Holds"
+          ? `The command copies or moves a tree, and ${tree.root} holds ${tree.path}: it may write a .git/, .claude/, .armature/ or shell start-up file, so it always needs approval`
+          : `The command copies or moves a tree, and ${tree.root} is too large to check for .git/, .claude/ and .armature/: it always needs approval`
     }
   }
   if (writes) {

@@ -190,19 +190,14 @@ const signalAll = (pgid: number, pids: ReadonlyArray<number>, name: NodeJS.Signa
   for (const pid of pids) signal(pid, name)
 }
 
-/** Polls (real time) until nothing is left, for at most `ms`; returns what is left then. */
-const waitGone = (
-  pgid: number,
-  tag: string | undefined,
-  sinceTicks: number,
-  ms: number
-): Effect.Effect<ReadonlyArray<number>> =>
-  Effect.suspend(() => Effect.succeed(remaining(pgid, tag, sinceTicks))).pipe(
+/** Polls (real time) until the scan finds nothing, for at most `ms`; returns what is left then. */
+const waitGone = (scan: () => ReadonlyArray<number>, ms: number): Effect.Effect<ReadonlyArray<number>> =>
+  Effect.suspend(() => Effect.succeed(scan())).pipe(
     Effect.repeat({ until: (left) => left.length === 0, schedule: Schedule.spaced(Duration.millis(pollMs)) }),
     // The kill runs uninterruptibly; only this wait may be cut short by its own timeout.
     Effect.interruptible,
     Effect.timeoutOption(Duration.millis(ms)),
-    Effect.map(() => remaining(pgid, tag, sinceTicks)),
+    Effect.map(() => scan()),
     onWallClock
   )
 
@@ -216,17 +211,36 @@ export const killAll = (
   tag: string | undefined,
   graceMs: number = defaultKillGraceMs,
   sinceTicks = 0
+): Effect.Effect<void> => killAllWith(() => remaining(pgid, tag, sinceTicks), pgid, graceMs)
+
+/**
+ * `killAll` over a given scan of what is left (`scan` lists the pids to signal besides the group). An empty scan is
+ * trusted only when a second one, one poll interval later, is empty too: a descendant in the middle of `exec` has
+ * no readable environment for a moment, so a single scan may miss it.
+ */
+export const killAllWith = (
+  scan: () => ReadonlyArray<number>,
+  pgid: number,
+  graceMs: number = defaultKillGraceMs
 ): Effect.Effect<void> =>
   Effect.uninterruptible(
     Effect.gen(function* () {
-      const found = remaining(pgid, tag, sinceTicks)
-      if (found.length === 0) return
-      signalAll(pgid, found, "SIGTERM")
-      let left = yield* waitGone(pgid, tag, sinceTicks, graceMs)
+      const confirmed = Effect.gen(function* () {
+        const first = scan()
+        if (first.length > 0) return first
+        yield* wallSleep(pollMs)
+        return scan()
+      })
+      let left = yield* confirmed
+      if (left.length === 0) return
+      signalAll(pgid, left, "SIGTERM")
+      left = yield* waitGone(scan, graceMs)
+      if (left.length === 0) left = yield* confirmed
       const deadline = Date.now() + killRoundsMs
       while (left.length > 0 && Date.now() < deadline) {
         signalAll(pgid, left, "SIGKILL")
-        left = yield* waitGone(pgid, tag, sinceTicks, 200)
+        left = yield* waitGone(scan, 200)
+        if (left.length === 0) left = yield* confirmed
       }
     })
   )

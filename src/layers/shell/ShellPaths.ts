@@ -6,10 +6,12 @@
  * the line (another variable, `~user`, `cd "$x"`) is reported as unresolved, never guessed.
  */
 import * as Path from "node:path"
-import type { FileSystem } from "@effect/platform"
+import { FileSystem } from "@effect/platform"
 import { Effect } from "effect"
 import * as CommandEffect from "../../domain/shell/CommandEffect.js"
+import * as LinkFollowing from "../../domain/shell/LinkFollowing.js"
 import { pathSegments, type Segment, wordSegments } from "../../domain/shell/PathGlob.js"
+import * as PathLists from "../../domain/shell/PathLists.js"
 import * as Expansion from "../../domain/shell/ShellExpansion.js"
 import type { PathStep } from "../../services/ShellAnalyzer.js"
 import * as PathResolver from "./PathResolver.js"
@@ -88,15 +90,16 @@ export const resolve = (
 ): Effect.Effect<BashPaths, never, FileSystem.FileSystem> =>
   Effect.gen(function* () {
     const resolver = yield* PathResolver.make
+    const fs = yield* FileSystem.FileSystem
     const out: Collected = { paths: [], unresolved: [] }
     const seen = new Set<string>()
     const env = (cwd: Directory): Expansion.Environment => ({ home: options.home, cwd, user: options.user })
 
     /** Expanded absolute words waiting for the file system (globs, symlinks), in order. */
-    const pending: Array<readonly [Expansion.Template, "read" | "write", boolean]> = []
+    const pending: Array<readonly [Expansion.Template, "read" | "write", boolean, Follows | undefined]> = []
 
     /** Adds the path(s) one template names, relative to each directory it may be in. */
-    const addTemplate: AddTemplate = (template, dirs, access, recursive) => {
+    const addTemplate: AddTemplate = (template, dirs, access, recursive, follows) => {
       const words = Expansion.expandBraces(template)
       if (words === undefined) {
         out.unresolved.push({ given: Expansion.display(template), access, reason: "too many brace expansions" })
@@ -117,14 +120,20 @@ export const resolve = (
           const absolute: Expansion.Template = text.startsWith("/")
             ? expanded.template
             : [{ _tag: "Text", text: `${dir}/`, quoted: true }, ...expanded.template]
-          pending.push([absolute, access, recursive])
+          pending.push([absolute, access, recursive, follows])
         }
       }
     }
 
-    const addPath = (raw: string, access: "read" | "write", recursive: boolean, glob?: ReadonlyArray<Segment>) =>
+    const addPath = (
+      raw: string,
+      access: "read" | "write",
+      recursive: boolean,
+      glob?: ReadonlyArray<Segment>,
+      follows?: Follows
+    ) =>
       Effect.gen(function* () {
-        const key = `${access}${recursive ? "+" : ""}\0${raw}`
+        const key = `${access}${recursive ? "+" : ""}${follows === undefined ? "" : `>${follows.access}`}\0${raw}`
         if (glob === undefined && seen.has(key)) return
         seen.add(key)
         const normalized = Path.resolve(raw)
@@ -135,12 +144,29 @@ export const resolve = (
           return
         }
         out.paths.push({ given: raw, access, forms: [...forms], recursive, glob })
+        // A tree walked through its links: what lies under it may be anywhere. Only a path known to be a regular
+        // file is exempt (one that does not exist yet may be a directory by the time the command runs).
+        if (follows !== undefined) {
+          const info = yield* Effect.option(fs.stat(first))
+          if (info._tag === "None" || info.value.type !== "File") {
+            out.unresolved.push({
+              given: raw,
+              access: follows.access,
+              reason: `${follows.command} follows the symbolic links under it, so what it ${follows.access === "read" ? "reads" : "changes"} there is only known at run time`
+            })
+          }
+        }
       })
 
-    const addExpanded = (absolute: Expansion.Template, access: "read" | "write", recursive: boolean) =>
+    const addExpanded = (
+      absolute: Expansion.Template,
+      access: "read" | "write",
+      recursive: boolean,
+      follows: Follows | undefined
+    ) =>
       Effect.gen(function* () {
         const raw = Expansion.display(absolute)
-        if (!Expansion.hasGlob(absolute)) return yield* addPath(raw, access, recursive)
+        if (!Expansion.hasGlob(absolute)) return yield* addPath(raw, access, recursive, undefined, follows)
         const segments = lexical(wordSegments(absolute))
         const matches = yield* expandGlob(segments)
         if (matches === undefined) {
@@ -153,7 +179,7 @@ export const resolve = (
         const literal = segments.findIndex((s) => s._tag !== "Name")
         const prefix = segments.slice(0, literal).map((s) => (s._tag === "Name" ? s.name : ""))
         const glob = [...pathSegments(yield* resolver.resolve(`/${prefix.join("/")}`)), ...segments.slice(literal)]
-        for (const match of found) yield* addPath(match, access, recursive, glob)
+        for (const match of found) yield* addPath(match, access, recursive, glob, follows)
       })
 
     const expandGlob = (segments: ReadonlyArray<Segment>) =>
@@ -191,7 +217,9 @@ export const resolve = (
       const head = Expansion.plainText(step.words[0] ?? [])
       if (head === "cd" || head === "pushd") dirs = changeDirectory(step.words.slice(1), commandDirs, dirs)
     }
-    for (const [absolute, access, recursive] of pending) yield* addExpanded(absolute, access, recursive)
+    for (const [absolute, access, recursive, follows] of pending) {
+      yield* addExpanded(absolute, access, recursive, follows)
+    }
     return out
 
     function commandDirectories(step: Extract<PathStep, { _tag: "Command" }>, current: ReadonlyArray<Directory>) {
@@ -238,11 +266,18 @@ const lexical = (segments: ReadonlyArray<Segment>): ReadonlyArray<Segment> => {
 
 const join = (dir: string, name: string): string => (dir === "/" ? `/${name}` : `${dir}/${name}`)
 
+/** A command that follows the links inside the trees it walks (see `LinkFollowing`), and what it does through them. */
+interface Follows {
+  readonly command: string
+  readonly access: "read" | "write"
+}
+
 type AddTemplate = (
   template: Expansion.Template,
   dirs: ReadonlyArray<Directory>,
   access: "read" | "write",
-  recursive: boolean
+  recursive: boolean,
+  follows?: Follows
 ) => void
 
 /** The words of one command after brace expansion, as the command tables see them. */
@@ -279,17 +314,34 @@ const addCommand = (
   const name = words[0].arg.value.slice(words[0].arg.value.lastIndexOf("/") + 1)
   const args = words.slice(1).map((w) => w.arg.value)
   const recursive = readsContents(name, args, effect.known)
-  const operand = (o: CommandEffect.PathOperand, access: "read" | "write", recursiveRead: boolean) => {
+  const through = LinkFollowing.followsLinks(
+    name,
+    words.slice(1).map((w) => w.arg)
+  )
+  const follows: Follows | undefined = through === undefined ? undefined : { command: name, access: through }
+  const operand = (o: CommandEffect.PathOperand, access: "read" | "write", recursiveRead: boolean, via?: Follows) => {
     const word = words[o.index]
     if (word === undefined) return
     const prefix = word.arg.value.slice(0, word.arg.value.length - o.value.length)
     const template = Expansion.dropPrefix(word.template, prefix) ?? [{ _tag: "Opaque", text: word.arg.value }]
-    add(template, dirs, access, recursiveRead)
+    add(template, dirs, access, recursiveRead, via)
   }
-  for (const o of effect.reads) operand(o, "read", recursive)
-  for (const o of effect.writes) operand(o, "write", false)
+  // The trees a link-following command walks are its sources (reads); `chown -RL` changes what its operands hold.
+  const walked = (access: "read" | "write") => (follows?.access === "write" || access === "read" ? follows : undefined)
+  // Paths named in a file or the input (`--files0-from=F`, `tar -T F`): known only when the command runs.
+  const list = PathLists.pathListOption(
+    name,
+    words.slice(1).map((w) => w.arg)
+  )
+  if (list !== undefined) {
+    const listed: Expansion.Template = [{ _tag: "Opaque", text: `the files ${name} ${list} names` }]
+    add(listed, dirs, "read", true)
+    if (!effect.readOnly) add(listed, dirs, "write", false)
+  }
+  for (const o of effect.reads) operand(o, "read", recursive, walked("read"))
+  for (const o of effect.writes) operand(o, "write", false, follows?.access === "write" ? follows : undefined)
   for (const implicit of effect.implicitReads ?? [])
-    add([{ _tag: "Text", text: implicit, quoted: true }], dirs, "read", true)
+    add([{ _tag: "Text", text: implicit, quoted: true }], dirs, "read", true, walked("read"))
   if (!effect.known) addOptionValues(words, dirs, add)
 }
 

@@ -32,6 +32,8 @@ const stripWrappers = (words: ReadonlyArray<Word>): Omit<Stripped, "forms"> => {
     const parsed = parseWrapper(wrapper, argv.slice(1))
     if (parsed._tag === "Split" || parsed._tag === "Opaque") dangers.push(`${argv[0].value} -S`)
     if (parsed._tag !== "Command" || parsed.start + 1 >= argv.length) break
+    // A wrapper that writes a file of its own (`time -o out ls`) is a command in its own right.
+    if (parsed.options.some((o) => o._tag === "Option" && wrapper.writes?.includes(o.name) === true)) break
     assignments.push(...parsed.assignments)
     argv = argv.slice(parsed.start + 1)
   }

@@ -5,6 +5,7 @@
 import { createRequire } from "node:module"
 import { Cache, Duration, Effect, Layer, Schema } from "effect"
 import { Language, type Node, Parser } from "web-tree-sitter"
+import * as PermissionRule from "../../domain/PermissionRule.js"
 import * as ReadOnlyCommands from "../../domain/shell/ReadOnlyCommands.js"
 import { type PathStep, type ShellAnalysis, ShellAnalyzer, type SimpleCommand } from "../../services/ShellAnalyzer.js"
 import { evaluationDanger, testCommandDanger } from "./CodeEvaluation.js"
@@ -133,8 +134,10 @@ const visitCommand = (node: Node, found: Found): void => {
     found.dangers.push(...dangers)
     const test = testCommandDanger(argv)
     if (test !== undefined) found.dangers.push(test)
-    const risky = assigned.some(ReadOnlyCommands.isRiskyAssignment)
-    if (risky || !isReadOnly(argv)) found.readOnly = false
+    // Read-only only when every variable given to the command is on the allow rules' harmless list: an unknown one
+    // (`FOO=1 ls`, `MYTOOL_HOOK=… cat`) may change what the command runs or reads, and unknown means ask.
+    const unknownAssignment = !assigned.every(PermissionRule.isHarmlessAssignment)
+    if (unknownAssignment || !isReadOnly(argv)) found.readOnly = false
   })
 }
 

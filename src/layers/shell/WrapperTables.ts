@@ -36,6 +36,11 @@ export interface Wrapper {
    * (`sudo`, `xargs`, …) are commands in their own right for those; deny and ask rules look through all of them.
    */
   readonly transparent?: boolean
+  /**
+   * Options whose value is a file the wrapper itself writes (`time -o FILE`): a transparent wrapper given one is not
+   * stripped, so the line is judged with the write (never read-only, the file checked as a path).
+   */
+  readonly writes?: ReadonlyArray<string>
 }
 
 const helpVersion = { help: "flag", version: "flag" } as const
@@ -113,7 +118,8 @@ export const wrappers: Readonly<Record<string, Wrapper>> = {
       },
       stopAtOperand: true
     },
-    transparent: true
+    transparent: true,
+    writes: ["-o", "--output"]
   },
   sudo: {
     options: {

@@ -68,4 +68,20 @@ describe("Transcript", () => {
     ])
     expect(messages[4].content).toEqual([{ type: "tool_result", tool_use_id: "t3", content: rejected, is_error: true }])
   })
+  it("messagesOf gives the API only each message's role and content", () => {
+    const stored = {
+      id: "msg_1",
+      type: "message",
+      model: "claude-sonnet-5-5",
+      role: "assistant",
+      content: [{ type: "text", text: "done" }],
+      stop_reason: "end_turn",
+      usage: { input_tokens: 3, output_tokens: 1 }
+    } as unknown as TranscriptEntry["message"]
+    const messages = messagesOf([entry("user", { role: "user", content: "go" }), entry("assistant", stored)])
+    expect(messages).toEqual([
+      { role: "user", content: "go" },
+      { role: "assistant", content: [{ type: "text", text: "done" }] }
+    ])
+  })
 })

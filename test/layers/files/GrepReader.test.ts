@@ -2,7 +2,7 @@ import * as NodeFs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Effect, FastCheck } from "effect"
+import { Effect, FastCheck, Fiber } from "effect"
 import * as GrepEngine from "../../../src/layers/files/GrepEngine.js"
 import * as GrepReader from "../../../src/layers/files/GrepReader.js"
 import { splitText } from "../../../src/layers/files/LineSearch.js"
@@ -42,7 +42,7 @@ describe("GrepReader", () => {
 
   it.prop(
     "matching by line finds exactly the lines of the decoded text that hold the literals and match",
-    [bytesArb, FastCheck.constantFrom("ab", "a\\w*b", "b+c", "ca\\S")],
+    [bytesArb, FastCheck.constantFrom("ab", "a\\w*b", "b+c", "ca\\S", "ab\\W?bc", "ca.*ab")],
     ([bytes, pattern]) => {
       const path = write(bytes)
       const literals = GrepEngine.literalsOf({ pattern, caseInsensitive: false })
@@ -97,6 +97,22 @@ describe("GrepReader", () => {
       expect(here).toHaveLength(143)
       expect(here.find(([path]) => path === paths[7])).toEqual([paths[7], [[2, "needle 7"]]])
       expect(workers).toEqual(here)
+      // The same paths handed over in uneven steps while the readers already run, as a walk finds them.
+      const growing: Array<string> = []
+      let ended = false
+      let wake = () => {}
+      const feed: GrepReader.Feed = { paths: growing, done: () => ended, subscribe: (f) => (wake = f) }
+      const fed = yield* Effect.fork(collect((onFound) => GrepReader.readFed(feed, literals, linePattern, onFound, 2)))
+      for (const step of [1, 150, 349, 0, 260, 240]) {
+        growing.push(...paths.slice(growing.length, growing.length + step))
+        wake()
+        // a turn of the event loop (not the test clock), in which the workers' answers arrive
+        yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+      }
+      ended = true
+      wake()
+      expect(growing).toHaveLength(1000)
+      expect(yield* Fiber.join(fed)).toEqual(here)
     })
   )
 })

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fc from "fast-check"
 import * as GrepEngine from "../../../src/layers/files/GrepEngine.js"
-import { requiredLiterals, searchText, splitText } from "../../../src/layers/files/LineSearch.js"
+import { byRarity, requiredLiterals, searchText, splitText } from "../../../src/layers/files/LineSearch.js"
 
 const patterns = ["a", "ab", "^a", "b$", "a+b", "^$", "a|b", "\\s", "a\\s+b", "b\\n?a", "x*", "^", "[ab]{2}", "(?<=a)b"]
 
@@ -86,5 +86,19 @@ describe("LineSearch", () => {
     expect(requiredLiterals("(foo)?bar[xyz]+baz", false)).toEqual(["bar", "baz"])
     expect(requiredLiterals("Error: 42", true)).toEqual([])
     expect(requiredLiterals("== 42", true)).toEqual(["== 42"])
+  })
+
+  it("the reader looks for the rarest literal first: the rarest byte decides, then the length", () => {
+    expect(byRarity(["function", "Sync("])).toEqual(["Sync(", "function"])
+    expect(GrepEngine.literalsOf({ pattern: "function\\s+\\w+Sync\\(", caseInsensitive: false })).toEqual([
+      Buffer.from("Sync("),
+      Buffer.from("function")
+    ])
+    expect(byRarity(["the", "then", "Q"])).toEqual(["Q", "then", "the"])
+    expect(byRarity(["a\u00e9", "zz"])).toEqual(["a\u00e9", "zz"])
+  })
+
+  it.prop("ordering by rarity keeps every literal", [fc.array(fc.string({ minLength: 2, maxLength: 6 }))], ([xs]) => {
+    expect([...byRarity(xs)].sort()).toEqual([...xs].sort())
   })
 })

@@ -1,7 +1,8 @@
 /**
  * Property: an allow rule (prefix or exact) never covers a command given a variable that is not on the harmless list
  * (`GIT_CONFIG_COUNT=1 … git status`, `env LD_PRELOAD=x ls`, `PATH=/tmp/x; ls`): such a call asks. The harmless ones
- * (LANG, TZ, NO_COLOR, …) still let the rule match.
+ * (LANG, TZ, NO_COLOR, …) still let the rule match. The read-only stage uses the same list: with no rule, `FOO=1 ls`
+ * asks and `LANG=C ls` is allowed.
  */
 import { afterAll, expect, layer } from "@effect/vitest"
 import { Effect, FastCheck } from "effect"
@@ -86,6 +87,34 @@ layer(base)("allow rules and assignments (generated)", (it) => {
         const line = `${assignment} ${command}`
         const decision = yield* decide(project, { allow, tool: "Bash", input: { command: line } })
         expect({ line, behavior: decision.behavior }).toEqual({ line, behavior: "allow" })
+      }),
+    { fastCheck: { numRuns: 30 } }
+  )
+
+  it.effect.prop(
+    "with no rule, a read-only command given a variable off the harmless list asks (default mode)",
+    [FastCheck.oneof(riskyName, otherName), value, readOnlyTarget, spelling],
+    ([name, v, command, spell]) =>
+      Effect.gen(function* () {
+        const line = spell(`${name}=${v}`, command)
+        const decision = yield* decide(project, { tool: "Bash", input: { command: line } })
+        expect({ line, behavior: decision.behavior }).toEqual({ line, behavior: "ask" })
+      }),
+    { fastCheck: { numRuns: 150 } }
+  )
+
+  it.effect.prop(
+    "with no rule, a read-only command given only harmless variables stays allowed as read-only",
+    [FastCheck.array(harmless, { minLength: 1, maxLength: 3 }), readOnlyTarget],
+    ([assignments, command]) =>
+      Effect.gen(function* () {
+        const line = `${assignments.join(" ")} ${command}`
+        const decision = yield* decide(project, { tool: "Bash", input: { command: line } })
+        expect({ line, behavior: decision.behavior, step: decision.trace.at(-1)?.step }).toEqual({
+          line,
+          behavior: "allow",
+          step: "readOnly"
+        })
       }),
     { fastCheck: { numRuns: 30 } }
   )

@@ -4,6 +4,8 @@ import * as Path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import * as GrepEngine from "../../../src/layers/files/GrepEngine.js"
+import * as GrepReader from "../../../src/layers/files/GrepReader.js"
+import * as Glob from "../../../src/layers/tools/Glob.js"
 import * as Grep from "../../../src/layers/tools/Grep.js"
 import { put, run, tempDir } from "./FileToolHarness.js"
 
@@ -57,6 +59,52 @@ describe("Grep", () => {
       }
       expect(mismatches).toEqual([])
       expect(cases.length).toBeGreaterThan(30)
+    })
+  )
+
+  it.scoped("a parent directory's ignore rules apply below the searched directory, never to it (as ripgrep)", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      yield* Effect.promise(() => Fs.mkdir(Path.join(dir, ".git")))
+      yield* put(Path.join(dir, ".gitignore"), "node_modules/\ndist/\n*.log\n/vendor/node_modules/top.txt\n")
+      // The searched directory is ignored by the parent's `node_modules/`, and so is the nested one below it.
+      const root = Path.join(dir, "vendor", "node_modules")
+      for (const file of ["lib/y.js", "dist/x.js", "a/node_modules/z.js", "w.log", "top.txt", "keep/top.txt"]) {
+        yield* put(Path.join(root, file), "needle\n")
+      }
+      const expected = "Found 2 files\nkeep/top.txt\nlib/y.js"
+      expect(yield* Grep.search("builtin", { pattern: "needle" }, root)).toBe(expected)
+      if (GrepEngine.hasRg()) expect(yield* Grep.search("rg", { pattern: "needle" }, root)).toBe(expected)
+      const globbed = yield* Glob.find("**/*", root)
+      expect(globbed.map((p) => Path.relative(root, p)).sort()).toEqual(["keep/top.txt", "lib/y.js"])
+    })
+  )
+
+  it.scoped("on worker threads reading while the walk goes on, the built-in engine finds what it finds alone", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const count = GrepReader.parallelFrom + 700
+      yield* Effect.promise(async () => {
+        for (let i = 0; i < count; i++) {
+          const file = Path.join(dir, `d${i % 37}`, `f${i}.${i % 3 === 0 ? "js" : "txt"}`)
+          await Fs.mkdir(Path.dirname(file), { recursive: true })
+          await Fs.writeFile(file, i % 11 === 0 ? `one\nfunction readSync${i}(x) {}\n` : `nothing ${i}\n`)
+        }
+      })
+      yield* put(Path.join(dir, ".gitignore"), "d3/\n")
+      const queries: ReadonlyArray<Grep.Input> = [
+        { pattern: "function\\s+\\w+Sync\\d+\\(", output_mode: "content", type: "js", head_limit: 0 },
+        { pattern: "Sync", output_mode: "count", head_limit: 0 },
+        { pattern: "nothing 1\\d", head_limit: 0 }
+      ]
+      for (const input of queries) {
+        const query = Grep.toQuery(input, dir)
+        const calling = yield* GrepEngine.searchBuiltin(query, undefined, "calling")
+        const workers = yield* GrepEngine.searchBuiltin(query, undefined, "workers")
+        expect(workers).toEqual(calling)
+        expect(calling.results.length).toBeGreaterThan(50)
+        if (GrepEngine.hasRg()) expect(calling).toEqual(yield* GrepEngine.searchRg(query))
+      }
     })
   )
 
