@@ -25,10 +25,11 @@ export default defineConfig({
     setupFiles: ["test/fixtures/YieldBetweenTests.ts", "test/fixtures/RestoreEffectIt.ts"],
     pool: "forks",
     // A worker process runs file after file with one module graph: Effect, the engine and the tree-sitter grammar
-    // load once per worker instead of once per file (~1.5 s each). vitest reads the pool's isolation from these root
-    // options only; a project's own `isolate` only decides whether the worker resets its modules between files.
-    // What a file leaves in the process is then seen by the next one: RestoreEffectIt puts back the `it` methods
-    // that @effect/vitest's `layer` overwrites, and tests read Effect's process-wide metrics as differences.
+    // load once per worker instead of once per file (test:unit: 288 s of CPU before, 82 s after; docs/testing.md).
+    // vitest reads the pool's isolation from these root options only; a project's own `isolate` only decides whether
+    // the worker resets its modules between files. What a file leaves in the process is then seen by the next one:
+    // RestoreEffectIt puts back the `it` methods that @effect/vitest's `layer` overwrites, and tests read Effect's
+    // process-wide metrics as differences.
     poolOptions: { forks: { isolate: false } },
     // One worker per core: vitest's default leaves a core to its main process, which here mostly waits (on a
     // 2-core machine that was one worker for the whole suite).
