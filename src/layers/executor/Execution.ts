@@ -197,8 +197,14 @@ export const run = <E>(
       entry.span = undefined
     }
 
-    /** Ends the spans of calls a discard cut short. */
+    /**
+     * Ends the metrics and spans of calls that started and were cut short before their end was applied: by a discard,
+     * or by the owner itself being interrupted (the stream's consumer went away). Once only.
+     */
+    let cutShortEnded = false
     const endDiscarded = Effect.sync(() => {
+      if (cutShortEnded) return
+      cutShortEnded = true
       for (const entry of state.entries) {
         if (entry.startedAt !== undefined && entry.outcome === undefined) {
           const outcome = cancelledOutcome(Texts.rejected, "discard")
@@ -274,7 +280,7 @@ export const run = <E>(
           if (ExecutionState.isFinished(state)) return yield* sink.end(failure.cause)
           messages = (yield* inbox.takeAll)[0]
         }
-      })
+      }).pipe(Effect.onInterrupt(() => endDiscarded))
 
     const discovered =
       options.discovered !== undefined ? Effect.succeed(options.discovered) : env.session.state.get(discoveredToolsKey)

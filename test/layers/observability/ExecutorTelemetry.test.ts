@@ -5,7 +5,7 @@
 import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
 import { describe, expect, it } from "@effect/vitest"
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
-import { Deferred, Effect, Layer, Metric, Schema } from "effect"
+import { Deferred, Effect, Fiber, Layer, Metric, Schema } from "effect"
 import { ToolFailure } from "../../../src/domain/Errors.js"
 import type { ToolCall } from "../../../src/domain/ExecutorEvent.js"
 import * as Tool from "../../../src/domain/Tool.js"
@@ -223,5 +223,28 @@ describe("executor telemetry", () => {
         executing: 0
       })
     }).pipe(Effect.provide(engine))
+  )
+  it.scoped(
+    "a batch interrupted from outside while a call runs lowers the executing gauge and counts the call as interrupted",
+    () =>
+      Effect.gen(function* () {
+        const executor = yield* ToolExecutor
+        const executing = Effect.map(Metric.value(Metrics.toolExecuting), (g) => g.value)
+        const before = yield* executing
+        const cutBefore = yield* count(Metrics.toolCalls, {
+          "gen_ai.tool.name": "Slow",
+          "armature.outcome": "interrupted"
+        })
+        const fiber = yield* Effect.fork(executor.runBatchCollect([call("cut", "Slow")]))
+        // the Slow call runs (and never ends by itself) once the gauge has gone up
+        while ((yield* executing) === before) yield* Effect.yieldNow()
+        yield* Fiber.interrupt(fiber)
+        expect(yield* executing).toBe(before)
+        const cutAfter = yield* count(Metrics.toolCalls, {
+          "gen_ai.tool.name": "Slow",
+          "armature.outcome": "interrupted"
+        })
+        expect(cutAfter - cutBefore).toBe(1)
+      }).pipe(Effect.provide(engine))
   )
 })
