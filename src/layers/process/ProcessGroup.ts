@@ -159,6 +159,7 @@ export const findDescendants = (pgid: number, tag: string | undefined, sinceTick
  * tells them apart.
  */
 export const groupExists = (pgid: number): boolean => {
+  if (!Number.isInteger(pgid) || pgid <= 1) return false
   // Asked once per call on its clean end, where the answer is nearly always "no": the ESRCH error needs no stack.
   const limit = Error.stackTraceLimit
   Error.stackTraceLimit = 0
@@ -185,9 +186,13 @@ const signal = (target: number, name: NodeJS.Signals): void => {
 const remaining = (pgid: number, tag: string | undefined, sinceTicks: number): ReadonlyArray<number> =>
   process.platform === "linux" ? findDescendants(pgid, tag, sinceTicks) : groupExists(pgid) ? [pgid] : []
 
+/**
+ * Signals the group and the listed processes. Only a real group id (above 1) is signalled as a group: `-0` would be
+ * this process's own group (the engine and whatever started it), a negative id a single unrelated process.
+ */
 const signalAll = (pgid: number, pids: ReadonlyArray<number>, name: NodeJS.Signals): void => {
-  signal(-pgid, name)
-  for (const pid of pids) signal(pid, name)
+  if (Number.isInteger(pgid) && pgid > 1) signal(-pgid, name)
+  for (const pid of pids) if (Number.isInteger(pid) && pid > 1 && pid !== process.pid) signal(pid, name)
 }
 
 /** Polls (real time) until the scan finds nothing, for at most `ms`; returns what is left then. */

@@ -58,4 +58,36 @@ describe("ProcessGroup.killAllWith", () => {
       yield* waitUntil("the process to be gone", () => !isAlive(pid), 3_000)
     })
   )
+  it.effect("a group id of 0 or below is never signalled as a group (kill(0) would hit the caller's own group)", () =>
+    Effect.gen(function* () {
+      // run in a child in a group of its own, so that a regression kills that child, not the test runner
+      const script = [
+        `import * as ProcessGroup from ${JSON.stringify(new URL("../../../src/layers/process/ProcessGroup.ts", import.meta.url).href)}`,
+        'import { Effect } from "effect"',
+        "let scans = 0",
+        "const scan = () => (++scans < 3 ? [2147483646] : [])",
+        "for (const pgid of [0, -1]) await Effect.runPromise(ProcessGroup.killAllWith(scan, pgid, 50))",
+        'process.stdout.write("survived")'
+      ].join("\n")
+      const result = yield* Effect.promise(
+        () =>
+          new Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string }>((resolve) => {
+            const child = ChildProcess.spawn(
+              process.execPath,
+              ["--import", "tsx", "--input-type=module", "-e", script],
+              {
+                detached: true,
+                stdio: ["ignore", "pipe", "inherit"]
+              }
+            )
+            let out = ""
+            child.stdout.on("data", (d: Buffer) => {
+              out += d.toString()
+            })
+            child.on("close", (code, signal) => resolve({ code, signal, out }))
+          })
+      )
+      expect(result).toEqual({ code: 0, signal: null, out: "survived" })
+    })
+  )
 })
