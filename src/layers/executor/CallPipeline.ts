@@ -2,16 +2,15 @@
  * One call's way through the engine once the scheduler has started it: validate → PreToolUse → permission
  * decision → approval → call (or cached result) → result mapping → large-result store → PostToolUse (or
  * PostToolUseFailure). Each step is a small function of its own; `run` composes them. Lookup and decoding happen
- * at arrival (the scheduler needs the decoded input to know whether the call is concurrency-safe) and use
- * `decode` from here too. See docs/executor.md.
+ * at arrival (the scheduler needs the decoded input to know whether the call is concurrency-safe), in CallInput.
+ * See docs/executor.md.
  */
-import { Cause, Duration, Effect, Either, Exit, FiberId, Option, type ParseResult, Ref, Schema } from "effect"
+import { Cause, Duration, Effect, Either, Exit, FiberId, Option, Ref } from "effect"
 import type { ToolResultContent } from "../../domain/Blocks.js"
 import type { ToolFailure } from "../../domain/Errors.js"
 import type { ToolCall } from "../../domain/ExecutorEvent.js"
 import type { HookEvent, HookInput, HookOutcome } from "../../domain/Hook.js"
 import { type HookSession, toolHookInput } from "../../domain/HookInputs.js"
-import { inputValidationError } from "../../domain/InputIssues.js"
 import {
   appendText,
   defectText,
@@ -33,6 +32,7 @@ import type { ResultStore } from "../../services/ResultStore.js"
 import type { Session } from "../../services/Session.js"
 import type { CallSpans } from "../observability/CallSpans.js"
 import * as Spans from "../observability/Spans.js"
+import { decode } from "./CallInput.js"
 
 /** The services a call goes through. */
 export interface Services {
@@ -64,41 +64,6 @@ export interface Links {
   ran(outcome: Outcome): void
   /** Present when the executor's per-call spans are on. */
   readonly tracing?: Tracing | undefined
-}
-
-type Decoder = (raw: unknown) => Either.Either<unknown, ParseResult.ParseError>
-
-/**
- * A tool's two input decoders, built once per tool: `fast` stops at the first issue (the common case, a valid
- * input, costs less), `all` collects every issue for the error text.
- */
-const decoders = new WeakMap<Tool.Any, { readonly fast: Decoder; readonly all: Decoder }>()
-
-const decodersOf = (tool: Tool.Any) => {
-  let pair = decoders.get(tool)
-  if (pair === undefined) {
-    pair = {
-      fast: Schema.decodeUnknownEither(tool.input, { errors: "first", onExcessProperty: "error" }),
-      all: Schema.decodeUnknownEither(tool.input, { errors: "all", onExcessProperty: "error" })
-    }
-    decoders.set(tool, pair)
-  }
-  return pair
-}
-
-/**
- * Decodes a call's input with the tool's Schema (no excess properties); the error result, naming every issue, when
- * it fails.
- */
-export const decode = (tool: Tool.Any, raw: unknown, undiscovered = false): Either.Either<unknown, Outcome> => {
-  const { fast, all } = decodersOf(tool)
-  const decoded = fast(raw)
-  if (Either.isRight(decoded)) return Either.right(decoded.right)
-  return Either.mapLeft(all(raw), (error) =>
-    errorOutcome(
-      inputValidationError(tool.name, error.issue) + (undiscovered ? `\n${Texts.undiscoveredHint(tool.name)}` : "")
-    )
-  )
 }
 
 const valid: Effect.Effect<Option.Option<Outcome>> = Effect.succeed(Option.none())

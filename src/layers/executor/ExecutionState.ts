@@ -13,7 +13,7 @@ import { resourcesOf } from "../../domain/Resources.js"
 import * as Texts from "../../domain/Texts.js"
 import * as Tool from "../../domain/Tool.js"
 import type { CancellationPolicy } from "../../services/ToolExecutor.js"
-import { decode } from "./CallPipeline.js"
+import { decode } from "./CallInput.js"
 import { release } from "./OrderedYield.js"
 
 /** One call in the execution. Written only by the owner. */

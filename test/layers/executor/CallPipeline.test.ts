@@ -8,6 +8,7 @@ import { emptyOutcome } from "../../../src/domain/Hook.js"
 import type { PermissionDecision } from "../../../src/domain/Permission.js"
 import * as Texts from "../../../src/domain/Texts.js"
 import * as Tool from "../../../src/domain/Tool.js"
+import * as CallInput from "../../../src/layers/executor/CallInput.js"
 import * as CallPipeline from "../../../src/layers/executor/CallPipeline.js"
 import * as ResultCache from "../../../src/services/ResultCache.js"
 
@@ -53,10 +54,10 @@ const hookInput = () => ({}) as never
 
 describe("CallPipeline steps", () => {
   it("decode: a valid input, and an invalid one with the undiscovered hint when asked", () => {
-    expect(CallPipeline.decode(echo, { text: "a" })).toEqual(Either.right({ text: "a" }))
-    const bad = CallPipeline.decode(echo, { text: 1 }, true)
+    expect(CallInput.decode(echo, { text: "a" })).toEqual(Either.right({ text: "a" }))
+    const bad = CallInput.decode(echo, { text: 1 }, true)
     expect(Either.isLeft(bad) && String(bad.left.content)).toContain(Texts.undiscoveredHint("Echo"))
-    expect(Either.isLeft(CallPipeline.decode(echo, { text: "a", extra: 1 }))).toBe(true)
+    expect(Either.isLeft(CallInput.decode(echo, { text: "a", extra: 1 }))).toBe(true)
   })
 
   it("replaceInput: no update keeps the input, a bad update stops the call", () => {
