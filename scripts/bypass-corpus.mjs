@@ -5,7 +5,9 @@
  * option that runs a program. Each runs through `armature permissions check` (exit 0 allow, 1 ask, 3 deny); a
  * bypass attempt must never be allowed, a safe command must stay allowed. The `scenarios` each bring their own
  * mode, rules and files (directories, files, symlinks made in a fresh project first): commands that must not be
- * allowed by acceptEdits mode, by being read-only, or by a prefix rule, next to ones that must be.
+ * allowed by acceptEdits mode, by being read-only, or by a prefix rule, next to ones that must be. The `classes` are
+ * attack classes (exec primitives in read-only commands, GNU option prefixes, path escapes, deny rules through
+ * wrappers and paths), each run in every mode it lists.
  *
  *   node scripts/bypass-corpus.mjs [--cli bin/armature.mjs] [--mode default] [--only-scenarios] [--verbose]
  *
@@ -29,7 +31,11 @@ const corpus = JSON.parse(Fs.readFileSync(new URL("./bypass-corpus.json", import
 const onlyScenarios = argv.includes("--only-scenarios")
 const bypass = onlyScenarios ? [] : corpus.bypass
 const safe = onlyScenarios ? [] : corpus.safe
-const scenarios = corpus.scenarios ?? []
+// each class is run once per mode it lists, as a scenario of its own (bypass attempts must not be allowed in any)
+const classes = (corpus.classes ?? []).flatMap((c) =>
+  c.modes.map((classMode) => ({ ...c, name: `${classMode}: ${c.name}`, mode: classMode, safe: classMode === "bypassPermissions" ? [] : c.safe }))
+)
+const scenarios = [...(corpus.scenarios ?? []), ...classes]
 
 /** A fresh project with its settings file; `setup` entries are `["dir", p]`, `["file", p]`, `["link", p, target]`. */
 const project = (permissions, setup = []) => {

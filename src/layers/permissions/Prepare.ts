@@ -78,7 +78,7 @@ export const prepare = (options: PrepareOptions) =>
     // The directories a tree copy names, below the working directories (a working directory itself or one above it
     // is asked for by the safety stage already): walked for protected names.
     const trees =
-      target._tag === "Command" && !readOnly && copiesTrees(target.command)
+      target._tag === "Command" && !readOnly && copiesTrees(analysis)
         ? yield* findProtected(
             paths
               .map((p) => p.forms[0])

@@ -3,6 +3,7 @@
  * whatever the rules and the mode say.
  */
 import * as Path from "node:path"
+import type { ShellAnalysis } from "../../services/ShellAnalyzer.js"
 import { pass, type Stage } from "./Prepared.js"
 
 const protectedDirs: ReadonlyArray<string> = [".git", ".claude", ".armature"]
@@ -53,14 +54,39 @@ const mentionPattern = new RegExp(
 export const protectedMention = (command: string): string | undefined => mentionPattern.exec(command)?.[1]
 
 /**
- * A command that copies or extracts a whole tree (`cp -r`, `cp -a`, `mv`, `rsync`, `tar`, `unzip`, `cpio`): its
- * source may hold a `.claude/` or `.git/`, so naming a working directory (or an ancestor) as a path may replace them.
+ * Programs that copy, move or extract whole trees (`cp -r`, `mv`, `rsync`, `tar`, `unzip`, `cpio` …): their source may
+ * hold a `.claude/` or `.git/`, so naming a working directory (or an ancestor) as a path may replace them. Any `cp`
+ * counts, whatever its options say (`--recur`, `--arch` are GNU spellings of `-r`/`-a`).
  */
-const recursiveCopy =
-  /(?:^|[\s;&|(`])(?:(?:\S*\/)?cp\s(?:[^;&|]*\s)?-(?:[a-zA-Z]*[rRa][a-zA-Z]*|-recursive|-archive)\b|(?:\S*\/)?(?:mv|rsync|tar|bsdtar|gtar|unzip|cpio|ditto|pax)\b)/
+const treeCopiers: ReadonlySet<string> = new Set([
+  "cp",
+  "mv",
+  "rsync",
+  "scp",
+  "tar",
+  "bsdtar",
+  "gtar",
+  "unzip",
+  "cpio",
+  "ditto",
+  "pax",
+  "busybox"
+])
 
-/** True when the command line copies, moves or extracts whole trees (see `recursiveCopy`). */
-export const copiesTrees = (command: string): boolean => recursiveCopy.test(command)
+/**
+ * True when a command of the line may copy, move or extract whole trees: read from the analysis (quotes and
+ * escapes removed, through every wrapper: `command cp`, `xargs cp`, `find -exec cp`), not from the text. A program
+ * known only at run time (`$x -r a b`), or a line that does not parse, may be one.
+ */
+export const copiesTrees = (analysis: ShellAnalysis | undefined): boolean =>
+  analysis === undefined ||
+  !analysis.parsed ||
+  analysis.commands.some((command) =>
+    command.forms.some((form) => {
+      const program = form[0]
+      return program === null || program === undefined || treeCopiers.has(Path.basename(program))
+    })
+  )
 
 /** Step 3c: writes to safety paths (`.git/`, `.claude/`, `.armature/`, shell rc files) always ask. */
 export const safetyPaths: Stage = (call) => {
@@ -75,7 +101,7 @@ export const safetyPaths: Stage = (call) => {
       }
     }
   }
-  if (writes && call.target._tag === "Command" && recursiveCopy.test(call.target.command)) {
+  if (writes && call.target._tag === "Command" && copiesTrees(call.analysis)) {
     const into = call.paths
       .flatMap((path) => path.forms)
       .find((form) => call.workingDirs.some((dir) => dir === form || dir.startsWith(`${form}${Path.sep}`)))

@@ -309,6 +309,17 @@ const addCommand = (
   env: Expansion.Environment
 ): void => {
   if (templates.length === 0) return
+  // `command cp …` and `builtin cp …` run their operand: the paths are the operand's (`command -v NAME` names none)
+  const head = Expansion.plainText(templates[0])
+  if (head === "command" || head === "builtin") {
+    let at = 1
+    while (head === "command" && Expansion.plainText(templates[at] ?? []) === "-p") at++
+    const next = Expansion.plainText(templates[at] ?? [])
+    if (next !== "-v" && next !== "-V") {
+      addCommand(templates.slice(at), dirs, add, env)
+      return
+    }
+  }
   const words = argWords(templates, env)
   const effect = CommandEffect.describeWords(words.map((w) => w.arg))
   const name = words[0].arg.value.slice(words[0].arg.value.lastIndexOf("/") + 1)
