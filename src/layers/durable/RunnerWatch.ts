@@ -6,19 +6,13 @@
  * retries, whichever runner held the singleton.
  *
  * The check is the cluster's own: a runner is alive when it answers a ping (retried, as `RunnerHealth.layerPing`
- * does); the finding is written to the runner storage, where every runner's shard assignment reads it.
- *
- * Two runners that reach the database but not each other (a partition, or a wrong `--runner-host`) must not both
- * mark the other down: then no runner would be healthy and every session would stop. So one round runs at a time
- * in the whole cluster — a round holds a PostgreSQL advisory lock for its transaction, and a runner that finds it
- * taken skips its round — and a runner marks others down only while it is itself healthy: the second of two such
- * runners finds itself marked down by the first and leaves the first alone. Unlike the cluster's singleton, the
- * lock is free again the moment its holder's connection goes.
+ * does); the finding is written to the runner storage, where every runner's shard assignment reads it. A runner
+ * only marks others unhealthy while it is itself healthy in the storage, so two runners cut off from each other do
+ * not both give their shards up.
  */
 import * as RunnerAddress from "@effect/cluster/RunnerAddress"
 import * as RunnerHealth from "@effect/cluster/RunnerHealth"
 import * as RunnerStorage from "@effect/cluster/RunnerStorage"
-import * as SqlClient from "@effect/sql/SqlClient"
 import { type Duration, Effect, Equal, Layer } from "effect"
 
 /** One round: each other runner pinged; a change of health written. */
@@ -43,26 +37,11 @@ export const checkOnce = (self: RunnerAddress.RunnerAddress) =>
     )
   }).pipe(Effect.scoped)
 
-/** The advisory lock of a round (the two-key form, apart from the cluster's one-key shard locks): "armature", 1. */
-const roundLock = [0x61726d61, 1] as const
-
-/** A round of the runner at `self` if no other runner's round is running: the round holds `roundLock`. */
-export const round = (self: RunnerAddress.RunnerAddress) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql.withTransaction(
-      Effect.gen(function* () {
-        const [row] = yield* sql<{ readonly locked: boolean }>`
-          SELECT pg_try_advisory_xact_lock(${roundLock[0]}, ${roundLock[1]}) AS locked`
-        if (row?.locked === true) yield* checkOnce(self)
-      })
-    )
-  )
-
 /** Runs the watch of the runner at `self` for as long as the layer lives, a round every `interval`. */
 export const layer = (self: { readonly host: string; readonly port: number }, interval: Duration.DurationInput) =>
   Layer.scopedDiscard(
     Effect.forkScoped(
-      round(RunnerAddress.make(self.host, self.port)).pipe(
+      checkOnce(RunnerAddress.make(self.host, self.port)).pipe(
         Effect.catchAllCause((cause) => Effect.logDebug("runner watch: a round failed", cause)),
         Effect.zipRight(Effect.sleep(interval)),
         Effect.forever

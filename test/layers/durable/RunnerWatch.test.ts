@@ -51,43 +51,17 @@ describe("RunnerWatch", () => {
           down.delete(7003)
           yield* RunnerWatch.checkOnce(self)
           expect(yield* health).toEqual({ 7001: false, 7002: true, 7003: true, 7004: true })
-        }).pipe(provide(url, down))
-      }),
-    60_000
-  )
-
-  it.scopedLive(
-    "two runners that cannot reach each other, checking at the same time: one of them stays healthy",
-    () =>
-      Effect.gen(function* () {
-        const url = yield* Postgres.freshDatabase("armature_runner_watch_split")
-        // each pings the other and fails (a partition, or runner addresses that do not route)
-        const down = new Set([7001, 7002])
-        yield* Effect.gen(function* () {
-          const storage = yield* RunnerStorage.RunnerStorage
-          for (const port of [7001, 7002]) {
-            yield* storage.register(Runner.make({ address: address(port), groups: ["default"], weight: 1 }), true)
-          }
-          yield* Effect.all([RunnerWatch.round(address(7001)), RunnerWatch.round(address(7002))], {
-            concurrency: "unbounded"
-          })
-          // and again, one after the other: the one marked down leaves the other alone
-          yield* RunnerWatch.round(address(7001))
-          yield* RunnerWatch.round(address(7002))
-          expect(Object.values(yield* health).sort()).toEqual([false, true])
-        }).pipe(provide(url, down))
+        }).pipe(
+          Effect.provide(
+            Layer.mergeAll(
+              Layer.orDie(SqlRunnerStorage.layer).pipe(
+                Layer.provide(ShardingConfig.layer({ shardLockExpiration: "30 seconds" }))
+              ),
+              network(down)
+            ).pipe(Layer.provideMerge(DurableStore.sqlLayer({ _tag: "Postgres", url })))
+          )
+        )
       }),
     60_000
   )
 })
-
-/** The cluster's SQL runner storage on the database at `url`, and the fake network. */
-const provide = (url: string, down: Set<number>) =>
-  Effect.provide(
-    Layer.mergeAll(
-      Layer.orDie(SqlRunnerStorage.layer).pipe(
-        Layer.provide(ShardingConfig.layer({ shardLockExpiration: "30 seconds" }))
-      ),
-      network(down)
-    ).pipe(Layer.provideMerge(DurableStore.sqlLayer({ _tag: "Postgres", url })))
-  )
