@@ -12,16 +12,13 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import * as ClusterWorkflowEngine from "@effect/cluster/ClusterWorkflowEngine"
 import * as RunnerAddress from "@effect/cluster/RunnerAddress"
-import * as ShardingConfig from "@effect/cluster/ShardingConfig"
+import type * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as SingleRunner from "@effect/cluster/SingleRunner"
-import * as SqlMessageStorage from "@effect/cluster/SqlMessageStorage"
-import * as SqlRunnerStorage from "@effect/cluster/SqlRunnerStorage"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import { Effect, Layer, Option, Redacted } from "effect"
-import * as RunnerWatch from "./RunnerWatch.js"
 
 /** Where a session is stored: its own SQLite file, or a PostgreSQL database shared by sessions and runners. */
 export type Location =
@@ -93,27 +90,25 @@ export const sharedSharding = {
  * the SQL client it is given. Runners of one database share its shards: each shard's lock is held by one runner, and
  * the shards of a runner that stops answering (or whose database connection goes) move to the others.
  */
-export const runnerLayer = (address: { readonly host: string; readonly port: number }) => {
-  const config = {
-    ...sharedSharding,
-    runnerAddress: Option.some(RunnerAddress.make(address.host, address.port)),
-    runnerListenAddress: Option.none(),
-    // a runner is dropped from the assignment when its heartbeat is older than this: generous, so that a runner
-    // slowed by load keeps its shards (a dead one is found sooner, by the pings of RunnerWatch)
-    shardLockRefreshInterval: "5 seconds",
-    shardLockExpiration: "30 seconds",
-    refreshAssignmentsInterval: "1 second",
-    runnerHealthCheckInterval: "2 seconds"
-  } satisfies Partial<ShardingConfig.ShardingConfig["Type"]>
-  // the storage is built here rather than by the socket layer, so that RunnerWatch can write runners' health
-  const storage = Layer.merge(SqlMessageStorage.layer, Layer.orDie(SqlRunnerStorage.layer)).pipe(
-    Layer.provide(ShardingConfig.layer(config))
+export const runnerLayer = (address: { readonly host: string; readonly port: number }) =>
+  ClusterWorkflowEngine.layer.pipe(
+    Layer.provideMerge(
+      NodeClusterSocket.layer({
+        storage: "sql",
+        shardingConfig: {
+          ...sharedSharding,
+          runnerAddress: Option.some(RunnerAddress.make(address.host, address.port)),
+          runnerListenAddress: Option.none(),
+          // a runner is dropped from the assignment when its heartbeat is older than this: generous, so that a
+          // runner slowed by load keeps its shards (a dead one is found sooner, by the ping below)
+          shardLockRefreshInterval: "5 seconds",
+          shardLockExpiration: "30 seconds",
+          refreshAssignmentsInterval: "1 second",
+          runnerHealthCheckInterval: "2 seconds"
+        }
+      })
+    )
   )
-  const runner = NodeClusterSocket.layer({ storage: "byo", shardingConfig: config }).pipe(Layer.provideMerge(storage))
-  return ClusterWorkflowEngine.layer.pipe(
-    Layer.provideMerge(Layer.merge(runner, Layer.provide(RunnerWatch.layer(address, "2 seconds"), runner)))
-  )
-}
 
 /** What `armature sessions` shows of a session, and what `resume` needs. */
 export interface SessionRecord {
