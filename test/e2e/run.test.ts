@@ -97,7 +97,7 @@ describe("armature run", () => {
           ANTHROPIC_API_KEY: "dummy",
           ANTHROPIC_BASE_URL: server.url
         })
-        expect(out.code).toBe(0)
+        expect(out.code, `${out.stderr}\n${out.stdout.slice(-2000)}`).toBe(0)
         const events = lines(out.stdout)
         const kinds = events.map((e) => `${e.type}${e.subtype !== undefined ? `/${e.subtype}` : ""}`)
         // one assistant event per content block; the result may come before or after the second block
