@@ -12,13 +12,18 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import * as ClusterWorkflowEngine from "@effect/cluster/ClusterWorkflowEngine"
 import * as RunnerAddress from "@effect/cluster/RunnerAddress"
-import type * as ShardingConfig from "@effect/cluster/ShardingConfig"
+import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as SingleRunner from "@effect/cluster/SingleRunner"
+import * as SocketRunner from "@effect/cluster/SocketRunner"
+import * as SqlMessageStorage from "@effect/cluster/SqlMessageStorage"
+import * as SqlRunnerStorage from "@effect/cluster/SqlRunnerStorage"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
+import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import { Effect, Layer, Option, Redacted } from "effect"
+import * as RunnerWatch from "./RunnerWatch.js"
 
 /** Where a session is stored: its own SQLite file, or a PostgreSQL database shared by sessions and runners. */
 export type Location =
@@ -85,30 +90,40 @@ export const sharedSharding = {
 } satisfies Partial<ShardingConfig.ShardingConfig["Type"]>
 
 /**
- * The workflow engine of a runner of `armature serve`: `@effect/cluster`'s socket runner (`NodeClusterSocket`),
- * listening for the other runners at `address`, with its message and runner storage in the PostgreSQL database of
- * the SQL client it is given. Runners of one database share its shards: each shard's lock is held by one runner, and
- * the shards of a runner that stops answering (or whose database connection goes) move to the others.
+ * The workflow engine of a runner of `armature serve`: `@effect/cluster`'s socket runner listening for the other
+ * runners at `address` (its parts as `NodeClusterSocket.layer` puts them together), with its message and runner
+ * storage in the PostgreSQL database of the SQL client it is given. Runners of one database share its shards: each
+ * shard's lock is held by one runner, and the shards of a runner that stops answering (or whose database connection
+ * goes) move to the others. Who finds a runner that stopped answering is `RunnerWatch`'s: the cluster's own check is
+ * given the stored health, so it never writes.
  */
-export const runnerLayer = (address: { readonly host: string; readonly port: number }) =>
-  ClusterWorkflowEngine.layer.pipe(
-    Layer.provideMerge(
-      NodeClusterSocket.layer({
-        storage: "sql",
-        shardingConfig: {
-          ...sharedSharding,
-          runnerAddress: Option.some(RunnerAddress.make(address.host, address.port)),
-          runnerListenAddress: Option.none(),
-          // a runner is dropped from the assignment when its heartbeat is older than this: generous, so that a
-          // runner slowed by load keeps its shards (a dead one is found sooner, by the ping below)
-          shardLockRefreshInterval: "5 seconds",
-          shardLockExpiration: "30 seconds",
-          refreshAssignmentsInterval: "1 second",
-          runnerHealthCheckInterval: "2 seconds"
-        }
-      })
-    )
+export const runnerLayer = (address: { readonly host: string; readonly port: number }) => {
+  const sharding = ShardingConfig.layerFromEnv({
+    ...sharedSharding,
+    runnerAddress: Option.some(RunnerAddress.make(address.host, address.port)),
+    runnerListenAddress: Option.none(),
+    // a runner is dropped from the assignment when its heartbeat is older than this: generous, so that a runner
+    // slowed by load keeps its shards (a dead one is found sooner, by RunnerWatch's pings)
+    shardLockRefreshInterval: "5 seconds",
+    shardLockExpiration: "30 seconds",
+    refreshAssignmentsInterval: "1 second",
+    runnerHealthCheckInterval: "2 seconds"
+  })
+  const storage = Layer.merge(SqlMessageStorage.layer, Layer.orDie(SqlRunnerStorage.layer)).pipe(
+    Layer.provide(sharding)
   )
+  const runner = SocketRunner.layer.pipe(
+    Layer.provide(NodeClusterSocket.layerSocketServer),
+    Layer.provide(NodeClusterSocket.layerClientProtocol),
+    Layer.provide(RunnerWatch.storedHealth),
+    Layer.provideMerge(storage),
+    Layer.provide(sharding),
+    Layer.provide(RpcSerialization.layerMsgPack)
+  )
+  return ClusterWorkflowEngine.layer.pipe(
+    Layer.provideMerge(Layer.merge(runner, Layer.provide(RunnerWatch.layer(address, "2 seconds"), runner)))
+  )
+}
 
 /** What `armature sessions` shows of a session, and what `resume` needs. */
 export interface SessionRecord {

@@ -1,0 +1,108 @@
+/**
+ * Who checks the health of the runners of `armature serve`. `@effect/cluster` checks it from one cluster singleton,
+ * which lives on a shard: when the runner that died was the one running it, nobody marked it unhealthy, and its
+ * shards (its sessions) stayed assigned to it until its heartbeat aged past the lock expiration (30 s; measured: 4-5
+ * s or ~29 s from a kill to the sessions running again, by where the singleton ran).
+ *
+ * Here one runner at a time watches the others: the one holding a PostgreSQL advisory lock on a connection of its
+ * own. The lock is free the moment that runner's connection goes (it died, or lost the database), and another
+ * runner takes it on its next try. The watcher pings each other runner (the cluster's ping, with its retries) and
+ * writes a change of health to the runner storage, one statement at a time outside any transaction (a transaction
+ * would hold the rows it updated, and block the other runners' heartbeats, while later pings wait). It marks others
+ * down only while it is healthy itself. The cluster's own check is given `storedHealth`, which answers what the
+ * storage already holds, so it never writes: one writer, one point of view, no two runners marking each other down.
+ */
+import * as RunnerAddress from "@effect/cluster/RunnerAddress"
+import * as RunnerHealth from "@effect/cluster/RunnerHealth"
+import * as RunnerStorage from "@effect/cluster/RunnerStorage"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type * as SqlConnection from "@effect/sql/SqlConnection"
+import { type Duration, Effect, Equal, Exit, Layer, Scope } from "effect"
+
+/** The watcher's advisory lock (the two-key form, apart from the cluster's one-key shard locks): "arma", 1. */
+export const watcherLock = [0x61726d61, 1] as const
+
+/**
+ * The health the cluster's own check sees: what the storage holds, so that it finds nothing to change. (A runner it
+ * does not find is reported alive, which changes nothing either: it only writes when the answer differs.)
+ */
+export const storedHealth = Layer.effect(
+  RunnerHealth.RunnerHealth,
+  Effect.map(RunnerStorage.RunnerStorage, (storage) =>
+    RunnerHealth.RunnerHealth.of({
+      isAlive: (address) =>
+        storage.getRunners.pipe(
+          Effect.map((runners) => runners.find(([runner]) => Equal.equals(runner.address, address))?.[1] ?? true),
+          Effect.orElseSucceed(() => true)
+        )
+    })
+  )
+)
+
+/** One round of the watcher: each other runner pinged; a change of health written. */
+export const checkOnce = (self: RunnerAddress.RunnerAddress) =>
+  Effect.gen(function* () {
+    const storage = yield* RunnerStorage.RunnerStorage
+    const health = yield* RunnerHealth.makePing
+    const runners = yield* storage.getRunners
+    const found = yield* Effect.forEach(
+      runners.filter(([runner]) => !Equal.equals(runner.address, self)),
+      ([runner, healthy]) => Effect.map(health.isAlive(runner.address), (alive) => ({ runner, healthy, alive })),
+      { concurrency: 10 }
+    )
+    // read again after the pings (they may take a while): only while this runner is healthy does it mark others down
+    const selfHealthy = (yield* storage.getRunners).some(
+      ([runner, healthy]) => healthy && Equal.equals(runner.address, self)
+    )
+    for (const { runner, healthy, alive } of found) {
+      if (alive === healthy || (!alive && !selfHealthy)) continue
+      yield* Effect.logDebug(`runner ${runner.address.host}:${runner.address.port} is ${alive ? "back" : "gone"}`)
+      yield* storage.setRunnerHealth(runner.address, alive)
+    }
+  }).pipe(Effect.scoped)
+
+/**
+ * The watch of the runner at `self`, every `interval`: it tries for the watcher's lock until it holds it, then runs
+ * a round each time, as long as its lock connection answers.
+ */
+export const watch = (self: RunnerAddress.RunnerAddress, interval: Duration.DurationInput) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    // the scope of the lock connection while this runner is the watcher
+    let holding: Scope.CloseableScope | undefined
+    let connection: SqlConnection.Connection | undefined
+    const letGo = Effect.suspend(() => {
+      const scope = holding
+      holding = undefined
+      connection = undefined
+      return scope === undefined ? Effect.void : Scope.close(scope, Exit.void)
+    })
+    yield* Effect.addFinalizer(() => letGo)
+    const tryLock = Effect.gen(function* () {
+      const scope = yield* Scope.make()
+      const conn = yield* Scope.extend(sql.reserve, scope).pipe(Effect.tapError(() => Scope.close(scope, Exit.void)))
+      const rows = (yield* conn
+        .execute(`SELECT pg_try_advisory_lock(${watcherLock[0]}, ${watcherLock[1]}) AS locked`, [], undefined)
+        .pipe(Effect.tapError(() => Scope.close(scope, Exit.void)))) as ReadonlyArray<{ readonly locked: boolean }>
+      if (rows[0]?.locked === true) {
+        holding = scope
+        connection = conn
+      } else {
+        yield* Scope.close(scope, Exit.void)
+      }
+    })
+    const round = Effect.gen(function* () {
+      if (connection === undefined) yield* tryLock
+      else yield* Effect.catchAll(connection.executeRaw("SELECT 1", []), () => letGo)
+      if (connection !== undefined) yield* checkOnce(self)
+    })
+    return yield* round.pipe(
+      Effect.catchAllCause((cause) => Effect.logDebug("runner watch: a round failed", cause)),
+      Effect.zipRight(Effect.sleep(interval)),
+      Effect.forever
+    )
+  })
+
+/** Runs the watch of the runner at `self` for as long as the layer lives. */
+export const layer = (self: { readonly host: string; readonly port: number }, interval: Duration.DurationInput) =>
+  Layer.scopedDiscard(Effect.forkScoped(Effect.scoped(watch(RunnerAddress.make(self.host, self.port), interval))))
