@@ -95,7 +95,7 @@ export const sharedSharding = {
  * storage in the PostgreSQL database of the SQL client it is given. Runners of one database share its shards: each
  * shard's lock is held by one runner, and the shards of a runner that stops answering (or whose database connection
  * goes) move to the others. Who finds a runner that stopped answering is `RunnerWatch`'s: the cluster's own check is
- * given the stored health, so it never writes.
+ * given the stored health, so at most it writes that value again.
  */
 export const runnerLayer = (address: { readonly host: string; readonly port: number }) => {
   const sharding = ShardingConfig.layerFromEnv({

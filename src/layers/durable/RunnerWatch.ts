@@ -8,23 +8,26 @@
  * own. The lock is free the moment that runner's connection goes (it died, or lost the database), and another
  * runner takes it on its next try. The watcher pings each other runner (the cluster's ping, with its retries) and
  * writes a change of health to the runner storage, one statement at a time outside any transaction (a transaction
- * would hold the rows it updated, and block the other runners' heartbeats, while later pings wait). It marks others
- * down only while it is healthy itself. The cluster's own check is given `storedHealth`, which answers what the
- * storage already holds, so it never writes: one writer, one point of view, no two runners marking each other down.
+ * would hold the rows it updated, and block the other runners' heartbeats, while later pings wait). A watcher found
+ * marked down marks itself up first (it holds the lock and its connection answers: it is alive). The cluster's own
+ * check is given `storedHealth`, which answers what the storage already holds, so at most it writes that value
+ * again: one point of view, no two runners marking each other down. The lock's session ends by itself after 30 s
+ * idle (`idle_session_timeout`, PostgreSQL 14 and later), so a watcher on a frozen host does not keep it for as long
+ * as TCP takes to notice.
  */
 import * as RunnerAddress from "@effect/cluster/RunnerAddress"
 import * as RunnerHealth from "@effect/cluster/RunnerHealth"
 import * as RunnerStorage from "@effect/cluster/RunnerStorage"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type * as SqlConnection from "@effect/sql/SqlConnection"
-import { type Duration, Effect, Equal, Exit, Layer, Scope } from "effect"
+import { type Duration, Effect, Equal, ExecutionStrategy, Exit, Layer, Scope } from "effect"
 
 /** The watcher's advisory lock (the two-key form, apart from the cluster's one-key shard locks): "arma", 1. */
 export const watcherLock = [0x61726d61, 1] as const
 
 /**
- * The health the cluster's own check sees: what the storage holds, so that it finds nothing to change. (A runner it
- * does not find is reported alive, which changes nothing either: it only writes when the answer differs.)
+ * The health the cluster's own check sees: what the storage holds, so that at most it writes that value again (its
+ * own copy lags the storage by up to a second). A runner it does not find is reported alive.
  */
 export const storedHealth = Layer.effect(
   RunnerHealth.RunnerHealth,
@@ -45,17 +48,17 @@ export const checkOnce = (self: RunnerAddress.RunnerAddress) =>
     const storage = yield* RunnerStorage.RunnerStorage
     const health = yield* RunnerHealth.makePing
     const runners = yield* storage.getRunners
+    // the watcher is alive whatever the storage says (a runner marked down by an earlier watcher that has gone)
+    if (runners.some(([runner, healthy]) => !healthy && Equal.equals(runner.address, self))) {
+      yield* storage.setRunnerHealth(self, true)
+    }
     const found = yield* Effect.forEach(
       runners.filter(([runner]) => !Equal.equals(runner.address, self)),
       ([runner, healthy]) => Effect.map(health.isAlive(runner.address), (alive) => ({ runner, healthy, alive })),
       { concurrency: 10 }
     )
-    // read again after the pings (they may take a while): only while this runner is healthy does it mark others down
-    const selfHealthy = (yield* storage.getRunners).some(
-      ([runner, healthy]) => healthy && Equal.equals(runner.address, self)
-    )
     for (const { runner, healthy, alive } of found) {
-      if (alive === healthy || (!alive && !selfHealthy)) continue
+      if (alive === healthy) continue
       yield* Effect.logDebug(`runner ${runner.address.host}:${runner.address.port} is ${alive ? "back" : "gone"}`)
       yield* storage.setRunnerHealth(runner.address, alive)
     }
@@ -68,7 +71,9 @@ export const checkOnce = (self: RunnerAddress.RunnerAddress) =>
 export const watch = (self: RunnerAddress.RunnerAddress, interval: Duration.DurationInput) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    // the scope of the lock connection while this runner is the watcher
+    const outer = yield* Effect.scope
+    // the scope of the lock connection while this runner is the watcher (a child of the watch's scope, so that it is
+    // closed with it also when the watch is interrupted between reserving the connection and taking the lock)
     let holding: Scope.CloseableScope | undefined
     let connection: SqlConnection.Connection | undefined
     const letGo = Effect.suspend(() => {
@@ -79,12 +84,20 @@ export const watch = (self: RunnerAddress.RunnerAddress, interval: Duration.Dura
     })
     yield* Effect.addFinalizer(() => letGo)
     const tryLock = Effect.gen(function* () {
-      const scope = yield* Scope.make()
+      const scope = yield* Scope.fork(outer, ExecutionStrategy.sequential)
       const conn = yield* Scope.extend(sql.reserve, scope).pipe(Effect.tapError(() => Scope.close(scope, Exit.void)))
       const rows = (yield* conn
         .execute(`SELECT pg_try_advisory_lock(${watcherLock[0]}, ${watcherLock[1]}) AS locked`, [], undefined)
         .pipe(Effect.tapError(() => Scope.close(scope, Exit.void)))) as ReadonlyArray<{ readonly locked: boolean }>
       if (rows[0]?.locked === true) {
+        // the connection goes back to the pool when the scope closes: the lock must not go with it
+        yield* Scope.addFinalizer(
+          scope,
+          conn
+            .executeRaw(`SELECT pg_advisory_unlock(${watcherLock[0]}, ${watcherLock[1]})`, [])
+            .pipe(Effect.timeout("1 second"), Effect.ignore)
+        )
+        yield* Effect.ignore(conn.executeRaw("SET idle_session_timeout = '30s'", []))
         holding = scope
         connection = conn
       } else {
@@ -93,7 +106,11 @@ export const watch = (self: RunnerAddress.RunnerAddress, interval: Duration.Dura
     })
     const round = Effect.gen(function* () {
       if (connection === undefined) yield* tryLock
-      else yield* Effect.catchAll(connection.executeRaw("SELECT 1", []), () => letGo)
+      else
+        yield* Effect.catchAllCause(
+          connection.executeRaw("SELECT 1", []).pipe(Effect.timeout("5 seconds")),
+          () => letGo
+        )
       if (connection !== undefined) yield* checkOnce(self)
     })
     return yield* round.pipe(

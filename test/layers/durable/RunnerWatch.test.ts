@@ -61,7 +61,7 @@ const healthBecomes = (expected: Record<number, boolean>) =>
 
 describe("RunnerWatch", () => {
   it.scopedLive(
-    "a round marks a runner that does not answer unhealthy and one that answers again healthy; not while it is unhealthy itself",
+    "a round marks a runner that does not answer unhealthy, one that answers again healthy, and the watcher itself healthy",
     () =>
       Effect.gen(function* () {
         const url = yield* Postgres.freshDatabase("armature_runner_watch")
@@ -74,12 +74,12 @@ describe("RunnerWatch", () => {
           down.add(7003)
           yield* RunnerWatch.checkOnce(address(7001))
           expect(yield* health).toEqual({ 7001: true, 7002: true, 7003: false, 7004: true })
-          // a runner that is itself marked unhealthy (cut off, say) does not mark others down, but marks them up
+          // a watcher that an earlier watcher marked down marks itself up: it is alive
           yield* storage.setRunnerHealth(address(7001), false)
           down.add(7002)
           down.delete(7003)
           yield* RunnerWatch.checkOnce(address(7001))
-          expect(yield* health).toEqual({ 7001: false, 7002: true, 7003: true, 7004: true })
+          expect(yield* health).toEqual({ 7001: true, 7002: false, 7003: true, 7004: true })
         }).pipe(provide(url, down))
       }),
     60_000
@@ -118,12 +118,10 @@ describe("RunnerWatch", () => {
           expect(pings[other].count).toBe(0)
           expect(pings[watcher].count).toBeGreaterThan(0)
           // the watcher stops (its lock connection closes, as when its process dies) and 7003 goes down; the other
-          // runner becomes the watcher (it was marked down, and is marked healthy again as the cluster does for a
-          // runner that finds no healthy runner)
+          // runner becomes the watcher: it marks itself up (the first watcher had marked it down), then the others
           yield* Fiber.interrupt(watchers[watcher])
           yield* Scope.close(scopes[watcher], Exit.void)
           down.add(7003)
-          yield* Effect.flatMap(RunnerStorage.RunnerStorage, (s) => s.setRunnerHealth(address(7001 + other), true))
           // the new watcher finds 7003 down, and the old one (gone, as far as its pings tell) too
           yield* healthBecomes({ [7001 + watcher]: false, [7001 + other]: true, 7003: false })
           yield* Fiber.interrupt(watchers[other])
