@@ -90,12 +90,16 @@ export const watch = (self: RunnerAddress.RunnerAddress, interval: Duration.Dura
         .execute(`SELECT pg_try_advisory_lock(${watcherLock[0]}, ${watcherLock[1]}) AS locked`, [], undefined)
         .pipe(Effect.tapError(() => Scope.close(scope, Exit.void)))) as ReadonlyArray<{ readonly locked: boolean }>
       if (rows[0]?.locked === true) {
-        // the connection goes back to the pool when the scope closes: the lock must not go with it
+        // the connection goes back to the pool when the scope closes: the lock and the idle limit must not go with it
         yield* Scope.addFinalizer(
           scope,
           conn
             .executeRaw(`SELECT pg_advisory_unlock(${watcherLock[0]}, ${watcherLock[1]})`, [])
-            .pipe(Effect.timeout("1 second"), Effect.ignore)
+            .pipe(
+              Effect.zipRight(conn.executeRaw("RESET idle_session_timeout", [])),
+              Effect.timeout("1 second"),
+              Effect.ignore
+            )
         )
         yield* Effect.ignore(conn.executeRaw("SET idle_session_timeout = '30s'", []))
         holding = scope
