@@ -12,6 +12,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import * as ClusterWorkflowEngine from "@effect/cluster/ClusterWorkflowEngine"
 import * as RunnerAddress from "@effect/cluster/RunnerAddress"
+import * as Runners from "@effect/cluster/Runners"
 import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as SingleRunner from "@effect/cluster/SingleRunner"
 import * as SocketRunner from "@effect/cluster/SocketRunner"
@@ -120,9 +121,13 @@ export const runnerLayer = (address: { readonly host: string; readonly port: num
     Layer.provide(sharding),
     Layer.provide(RpcSerialization.layerMsgPack)
   )
-  return ClusterWorkflowEngine.layer.pipe(
-    Layer.provideMerge(Layer.merge(runner, Layer.provide(RunnerWatch.layer(address, "2 seconds"), runner)))
+  // the watch pings over clients of its own, as the cluster's ping does: a failed ping resets the client it used
+  const pingClients = Runners.layerRpc.pipe(
+    Layer.provide(NodeClusterSocket.layerClientProtocol),
+    Layer.provide(Layer.merge(sharding, RpcSerialization.layerMsgPack))
   )
+  const watch = RunnerWatch.layer(address, "2 seconds").pipe(Layer.provide(pingClients), Layer.provide(runner))
+  return ClusterWorkflowEngine.layer.pipe(Layer.provideMerge(Layer.merge(runner, watch)))
 }
 
 /** What `armature sessions` shows of a session, and what `resume` needs. */
