@@ -78,5 +78,19 @@ export const decide = (project: Project, c: Case) =>
     policyRequest(tools[c.tool], c.input, project.proj, c.mode ?? "default")
   )
 
+/** The settings of a Bash decision: a case without its tool and input. */
+export type Settings = Omit<Case, "tool" | "input">
+
+/**
+ * Decides the Bash command `line` under `settings`; the outcome names the line and the mode beside the behaviour, so
+ * that a failing property shows which command was allowed where.
+ */
+export const bashOutcome = (project: Project, settings: Settings, line: string) =>
+  Effect.map(decide(project, { ...settings, tool: "Bash", input: { command: line } }), (decision) => ({
+    line,
+    mode: settings.mode ?? "default",
+    behavior: decision.behavior
+  }))
+
 /** Quotes a string for bash as one word. */
 export const shellQuote = (text: string): string => `'${text.replaceAll("'", "'\\''")}'`

@@ -5,7 +5,7 @@
  */
 import { afterAll, expect, layer } from "@effect/vitest"
 import { Effect, FastCheck } from "effect"
-import { base, decide, makeProject } from "./PolicyHarness.js"
+import { base, bashOutcome, decide, makeProject } from "./PolicyHarness.js"
 
 const project = makeProject("armature-wrapper-writes-prop-")
 afterAll(project.remove)
@@ -32,12 +32,8 @@ layer(base)("wrappers that write a file (generated)", (it) => {
     ([o, w, f, c, withRules]) =>
       Effect.gen(function* () {
         const line = `${o}${w(f)} ${c}`
-        const decision = yield* decide(project, {
-          allow: withRules ? allow : [],
-          tool: "Bash",
-          input: { command: line }
-        })
-        expect({ line, behavior: decision.behavior }).not.toEqual({ line, behavior: "allow" })
+        const outcome = yield* bashOutcome(project, { allow: withRules ? allow : [] }, line)
+        expect(outcome).not.toMatchObject({ behavior: "allow" })
       }),
     { fastCheck: { numRuns: 150 } }
   )
