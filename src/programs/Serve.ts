@@ -6,6 +6,7 @@
  */
 import * as Crypto from "node:crypto"
 import { createServer } from "node:http"
+import * as Os from "node:os"
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
@@ -16,6 +17,7 @@ import * as DurableDeferred from "@effect/workflow/DurableDeferred"
 import { Cause, Chunk, Console, Effect, Layer, Option, Schedule, Schema, Stream } from "effect"
 import { InvalidInputError } from "../domain/Errors.js"
 import { permissionModes } from "../domain/Permission.js"
+import * as ServeAccess from "../domain/ServeAccess.js"
 import * as DurableSession from "../layers/durable/DurableSession.js"
 import * as DurableStore from "../layers/durable/DurableStore.js"
 import * as SessionEvents from "../layers/durable/SessionEvents.js"
@@ -24,9 +26,11 @@ import { CallJournal } from "../services/CallJournal.js"
 import { LanguageModel } from "../services/LanguageModel.js"
 import { Transcript, type TranscriptEntry } from "../services/Transcript.js"
 import * as Audit from "./Audit.js"
-import { decodeArgs, encodeArgs, sessionEngine } from "./DurableRun.js"
+import { decodeArgs, encodeArgs, sessionEngine, stateDirOf } from "./DurableRun.js"
 import type { RunArgs } from "./RunCommand.js"
 import { runAgent } from "./RunCommand.js"
+import { failure, guard, jsonBody } from "./ServeGuard.js"
+import * as ServeToken from "./ServeToken.js"
 
 /** Where `armature serve` listens, and the defaults of the sessions it starts. */
 export interface ServeOptions {
@@ -37,6 +41,14 @@ export interface ServeOptions {
   readonly runnerPort: number
   /** The run options of every session (its prompt and a few options come with the request). */
   readonly defaults: Omit<RunArgs, "prompt">
+  /** `--token-file`, if given (else ARMATURE_SERVE_TOKEN, else the state directory's token file). */
+  readonly tokenFile: string | undefined
+  /** `--allow-origin`: origins whose pages may call the API. */
+  readonly allowOrigins: ReadonlyArray<string>
+  /** `--allow-host`: names a request's `Host` may carry besides the address listened on. */
+  readonly allowHosts: ReadonlyArray<string>
+  /** `--max-body`: the largest request body, in bytes. */
+  readonly maxBody: number
 }
 
 /** The follow-up prompt number `n` (1 is the first follow-up) of a session: completed by `POST …/prompt`. */
@@ -133,9 +145,6 @@ const sessionBody = (sessionId: string) =>
     }
   })
 
-/** An error reply: `{ "error": message }`. */
-const failure = (status: number, message: string) => HttpServerResponse.unsafeJson({ error: message }, { status })
-
 /** The body of `POST /sessions`: the prompt and the run options a request may set. */
 const StartBody = Schema.Struct({
   prompt: Schema.String.pipe(Schema.minLength(1)),
@@ -148,13 +157,8 @@ const StartBody = Schema.Struct({
 
 const PromptBody = Schema.Struct({ prompt: Schema.String.pipe(Schema.minLength(1)) })
 
-/** A request body decoded with `schema`, or a 400 reply that says what is wrong with it. */
-const bodyOf = <A, I>(schema: Schema.Schema<A, I>) =>
-  HttpServerRequest.schemaBodyJson(schema).pipe(
-    Effect.mapError((e) =>
-      failure(400, e._tag === "ParseError" ? `invalid body: ${e.message}` : `invalid body: ${String(e)}`)
-    )
-  )
+/** The body of `POST …/interrupt`: nothing (or `{}`). */
+const InterruptBody = Schema.Struct({})
 
 const sessionIdParam = Effect.map(HttpRouter.params, (p) => p.id ?? "")
 
@@ -210,7 +214,7 @@ const router = (options: ServeOptions) =>
     HttpRouter.post(
       "/sessions",
       Effect.gen(function* () {
-        const body = yield* bodyOf(StartBody)
+        const body = yield* jsonBody(StartBody, options.maxBody)
         const id = Crypto.randomUUID()
         const args: RunArgs = {
           ...options.defaults,
@@ -252,7 +256,7 @@ const router = (options: ServeOptions) =>
       "/sessions/:id/prompt",
       Effect.gen(function* () {
         const record = yield* sessionOfRoute
-        const body = yield* bodyOf(PromptBody)
+        const body = yield* jsonBody(PromptBody, options.maxBody)
         const sql = yield* SqlClient.SqlClient
         // one follow-up at a time: the session takes a prompt only when its last run has ended
         const taken = yield* sql<{ prompts: number }>`UPDATE armature_sessions
@@ -276,6 +280,7 @@ const router = (options: ServeOptions) =>
       "/sessions/:id/interrupt",
       Effect.gen(function* () {
         const record = yield* sessionOfRoute
+        yield* jsonBody(InterruptBody, options.maxBody)
         if (record.state !== "running") return yield* failure(409, `session ${record.id} is not running`)
         const prompts = yield* Effect.orDie(promptsOf(record.id))
         yield* Effect.orDie(SessionEvents.requestInterrupt(record.id, prompts - 1))
@@ -289,6 +294,17 @@ const router = (options: ServeOptions) =>
 export const serve = (options: ServeOptions) =>
   Effect.gen(function* () {
     const sql = DurableStore.sqlLayer({ _tag: "Postgres", url: options.database })
+    const token = yield* ServeToken.resolve(
+      options.tokenFile,
+      process.env[ServeToken.tokenVariable],
+      stateDirOf(options.defaults.cwd)
+    )
+    const localAddresses = Object.values(Os.networkInterfaces()).flatMap((list) => (list ?? []).map((a) => a.address))
+    const guarded = guard({
+      token: token.token,
+      hostNames: ServeAccess.allowedHostNames(options.host, options.allowHosts, localAddresses, Os.hostname()),
+      allowOrigins: new Set(options.allowOrigins)
+    })
     yield* Effect.gen(function* () {
       yield* DurableStore.list
       yield* SessionEvents.ensureTables
@@ -300,12 +316,15 @@ export const serve = (options: ServeOptions) =>
       )
     )
     const app = Layer.mergeAll(
-      HttpServer.serve(router(options)),
+      HttpServer.serve(guarded(router(options))),
       Layer.effectDiscard(
         Effect.flatMap(
           HttpServer.addressFormattedWith((address) => Effect.succeed(address)),
           (address) =>
-            Console.error(`armature serve: listening on ${address}, runner ${options.runnerHost}:${options.runnerPort}`)
+            Console.error(
+              `armature serve: listening on ${address}, runner ${options.runnerHost}:${options.runnerPort}; ` +
+                `token: ${token.source === ServeToken.tokenVariable ? `from ${token.source}` : `in ${token.source}`}`
+            )
         )
       )
     )

@@ -26,6 +26,29 @@ const options = {
     Options.optional
   ),
   runnerPort: port("runner-port", "The port other runners reach this one at (default 34431)", 34431),
+  tokenFile: Options.file("token-file").pipe(
+    Options.withDescription(
+      "A file (mode 600) holding the bearer token every request must send (default: ARMATURE_SERVE_TOKEN, else a " +
+        "token made once in <state dir>/serve-token, whose path is printed on start)"
+    ),
+    Options.optional
+  ),
+  allowOrigin: Options.text("allow-origin").pipe(
+    Options.withDescription(
+      "An origin (https://app.example:8443) whose web pages may call the API (repeatable; default: none)"
+    ),
+    Options.repeated,
+    Options.withDefault([])
+  ),
+  allowHost: Options.text("allow-host").pipe(
+    Options.withDescription("A name requests may give in their Host header besides --host (repeatable)"),
+    Options.repeated,
+    Options.withDefault([])
+  ),
+  maxBody: Options.integer("max-body").pipe(
+    Options.withDescription("The largest request body in bytes (default 1048576: 1 MiB)"),
+    Options.withDefault(1024 * 1024)
+  ),
   model: runOptions.model,
   maxTurns: runOptions.maxTurns,
   maxTokens: runOptions.maxTokens,
@@ -42,6 +65,15 @@ const portProblem = (flag: string, value: number, zero: boolean) =>
     ? undefined
     : `${flag}: expected a port (${zero ? 0 : 1}–65535), got ${value}`
 
+const positiveProblem = (flag: string, value: number) =>
+  Number.isInteger(value) && value > 0 ? undefined : `${flag}: expected a positive number, got ${value}`
+
+/** An `--allow-origin` must be an origin as a browser sends it: scheme, host and port only, no path. */
+const originProblem = (origin: string) =>
+  URL.canParse(origin) && new URL(origin).origin === origin
+    ? undefined
+    : `--allow-origin: expected an origin such as https://app.example:8443 (no path, no trailing slash), got ${origin}`
+
 /** `armature serve`. */
 export const command = Command.make("serve", options, (args) =>
   Effect.gen(function* () {
@@ -50,9 +82,14 @@ export const command = Command.make("serve", options, (args) =>
         message: `--database: expected a PostgreSQL URL (postgres://…), got ${args.database}`
       })
     }
-    const problem = portProblem("--port", args.port, true) ?? portProblem("--runner-port", args.runnerPort, false)
+    const problem =
+      portProblem("--port", args.port, true) ??
+      portProblem("--runner-port", args.runnerPort, false) ??
+      positiveProblem("--max-body", args.maxBody) ??
+      args.allowOrigin.map(originProblem).find((p) => p !== undefined)
     if (problem !== undefined) return yield* new InvalidInputError({ message: problem })
-    const { database, host, port, runnerHost, runnerPort, ...defaults } = args
+    const { database, host, port, runnerHost, runnerPort, tokenFile, allowOrigin, allowHost, maxBody, ...defaults } =
+      args
     const serve = yield* Effect.tryPromise({
       try: () => import("./Serve.js"),
       catch: (e) =>
@@ -66,6 +103,10 @@ export const command = Command.make("serve", options, (args) =>
       port,
       runnerHost: Option.getOrElse(runnerHost, () => host),
       runnerPort,
+      tokenFile: Option.getOrUndefined(tokenFile),
+      allowOrigins: allowOrigin,
+      allowHosts: allowHost,
+      maxBody,
       defaults: {
         ...defaults,
         output: "stream-json",
@@ -79,6 +120,8 @@ export const command = Command.make("serve", options, (args) =>
 ).pipe(
   Command.withDescription(
     "Run a runner of durable sessions on a PostgreSQL database shared with other runners, with an HTTP API: " +
-      "POST /sessions, GET /sessions/ID/events, POST /sessions/ID/prompt, POST /sessions/ID/interrupt, GET /sessions/ID"
+      "POST /sessions, GET /sessions/ID/events, POST /sessions/ID/prompt, POST /sessions/ID/interrupt, GET /sessions/ID. " +
+      "Every request sends Authorization: Bearer TOKEN (see --token-file) and JSON bodies; pages of other origins " +
+      "and Host names other than --host are refused"
   )
 )
