@@ -90,3 +90,39 @@ export const isInside = (root: string, path: string): boolean => {
   const relative = Path.relative(root, path)
   return relative === "" || (!relative.startsWith("..") && !Path.isAbsolute(relative))
 }
+
+/** What a runner's own flags allow a session: the ceiling of a request's choices. */
+export interface Ceiling {
+  /** `--permission-mode`, or `default` when none was given. */
+  readonly permissionMode: PermissionMode
+  /** The runner's allow rules (`--allowed-tools`), one rule each. */
+  readonly allowedTools: ReadonlyArray<string>
+  /** `--max-turns`. */
+  readonly maxTurns: number
+}
+
+/** The choices of a request that the ceiling bounds. */
+export interface Choices {
+  readonly permissionMode?: PermissionMode | undefined
+  /** Allow rules, one rule each. */
+  readonly allowedTools?: ReadonlyArray<string> | undefined
+  readonly maxTurns?: number | undefined
+}
+
+/**
+ * Why a request's choices would widen what the runner was started with, naming the body field, or `undefined` when
+ * they stay within it: a permission mode that allows no more than the runner's, allow rules among the runner's own,
+ * no more turns than its `--max-turns`.
+ */
+export const widening = (ceiling: Ceiling, choices: Choices): string | undefined => {
+  const mode = choices.permissionMode
+  if (mode !== undefined && !narrowerModes[ceiling.permissionMode].includes(mode)) {
+    return `permission_mode: ${mode} allows more than the runner's ${ceiling.permissionMode} (--permission-mode)`
+  }
+  const extra = (choices.allowedTools ?? []).find((rule) => !ceiling.allowedTools.includes(rule))
+  if (extra !== undefined) return `allowed_tools: ${extra} is not among the runner's --allowed-tools`
+  if (choices.maxTurns !== undefined && choices.maxTurns > ceiling.maxTurns) {
+    return `max_turns: ${choices.maxTurns} is more than the runner's ${ceiling.maxTurns} (--max-turns)`
+  }
+  return undefined
+}

@@ -2,6 +2,8 @@
  * `armature serve`: a runner of durable sessions on a shared PostgreSQL database with an HTTP API. Its work lives in
  * Serve, loaded only when it runs (the cluster, the workflow engine and the SQL drivers are not part of a start).
  */
+import * as Fs from "node:fs"
+import * as Path from "node:path"
 import { Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
 import { InvalidInputError } from "../domain/Errors.js"
@@ -49,6 +51,27 @@ const options = {
     Options.withDescription("The largest request body in bytes (default 1048576: 1 MiB)"),
     Options.withDefault(1024 * 1024)
   ),
+  project: Options.directory("project").pipe(
+    Options.withDescription("A folder a session's cwd may be in (repeatable; default: --cwd)"),
+    Options.repeated,
+    Options.withDefault([])
+  ),
+  maxPrompt: Options.integer("max-prompt").pipe(
+    Options.withDescription("The longest prompt in characters (default 262144)"),
+    Options.withDefault(262_144)
+  ),
+  maxSessions: Options.integer("max-sessions").pipe(
+    Options.withDescription("Most sessions running on this runner at once (default 16; more: 429)"),
+    Options.withDefault(16)
+  ),
+  maxStreams: Options.integer("max-streams").pipe(
+    Options.withDescription("Most event streams open on this runner at once (default 64; more: 429)"),
+    Options.withDefault(64)
+  ),
+  maxSessionStreams: Options.integer("max-session-streams").pipe(
+    Options.withDescription("Most event streams of one session open on this runner at once (default 8; more: 429)"),
+    Options.withDefault(8)
+  ),
   model: runOptions.model,
   maxTurns: runOptions.maxTurns,
   maxTokens: runOptions.maxTokens,
@@ -86,10 +109,29 @@ export const command = Command.make("serve", options, (args) =>
       portProblem("--port", args.port, true) ??
       portProblem("--runner-port", args.runnerPort, false) ??
       positiveProblem("--max-body", args.maxBody) ??
+      positiveProblem("--max-prompt", args.maxPrompt) ??
+      positiveProblem("--max-sessions", args.maxSessions) ??
+      positiveProblem("--max-streams", args.maxStreams) ??
+      positiveProblem("--max-session-streams", args.maxSessionStreams) ??
       args.allowOrigin.map(originProblem).find((p) => p !== undefined)
     if (problem !== undefined) return yield* new InvalidInputError({ message: problem })
-    const { database, host, port, runnerHost, runnerPort, tokenFile, allowOrigin, allowHost, maxBody, ...defaults } =
-      args
+    const {
+      database,
+      host,
+      port,
+      runnerHost,
+      runnerPort,
+      tokenFile,
+      allowOrigin,
+      allowHost,
+      maxBody,
+      project,
+      maxPrompt,
+      maxSessions,
+      maxStreams,
+      maxSessionStreams,
+      ...defaults
+    } = args
     const serve = yield* Effect.tryPromise({
       try: () => import("./Serve.js"),
       catch: (e) =>
@@ -107,6 +149,11 @@ export const command = Command.make("serve", options, (args) =>
       allowOrigins: allowOrigin,
       allowHosts: allowHost,
       maxBody,
+      projects: (project.length > 0 ? project : [defaults.cwd]).map((dir) => Fs.realpathSync(Path.resolve(dir))),
+      maxPrompt,
+      maxSessions,
+      maxStreams,
+      maxSessionStreams,
       defaults: {
         ...defaults,
         output: "stream-json",

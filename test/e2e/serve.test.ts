@@ -256,7 +256,8 @@ describe("armature serve", () => {
         "armature: --database: postgres://someone@127.0.0.1:1/x: connect ECONNREFUSED"
       )
       expect(unreachable.stderr).not.toContain("secret")
-    })
+    }),
+    180_000
   )
 
   it.scopedLive("a session that cannot run (no ANTHROPIC_API_KEY) ends with an error result, not running forever", () =>
@@ -270,6 +271,7 @@ describe("armature serve", () => {
       expect(events.at(-1)).toMatchObject({ type: "result", subtype: "error_during_execution", is_error: true })
       expect(String(events.at(-1)?.result)).toContain("ANTHROPIC_API_KEY")
       expect((yield* getJson(`${runner.url}/sessions/${id}`)).body).toMatchObject({ state: "error_during_execution" })
-    })
+    }),
+    180_000
   )
 })
