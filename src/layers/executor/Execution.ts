@@ -17,7 +17,7 @@ import type { ExecutorEvent, ToolCall } from "../../domain/ExecutorEvent.js"
 import { cancelledOutcome, type Outcome } from "../../domain/Outcome.js"
 import * as Texts from "../../domain/Texts.js"
 import type * as Tool from "../../domain/Tool.js"
-import type { Session } from "../../services/Session.js"
+import { currentContext, type Session } from "../../services/Session.js"
 import type { CancellationPolicy, Control } from "../../services/ToolExecutor.js"
 import type { ToolRegistry } from "../../services/ToolRegistry.js"
 import { Starter } from "../observability/CallSpans.js"
@@ -265,7 +265,10 @@ export const run = <E>(
           ExecutionState.settle(state)
           const commands = ExecutionState.takeCommands(state)
           const { modifiers } = commands
-          if (modifiers.length > 0) yield* Ref.update(env.session.context, (c) => modifiers.reduce((a, m) => m(a), c))
+          if (modifiers.length > 0) {
+            const context = yield* currentContext(env.session)
+            yield* Ref.update(context, (c) => modifiers.reduce((a, m) => m(a), c))
+          }
           if (commands.events.length > 0) sink.emit(commands.events)
           if (failure.released > 0) yield* semaphore.release(failure.released)
           failure.released = 0
