@@ -7,6 +7,7 @@
  */
 import { Cause, Duration, Effect, Either, Exit, FiberId, Option, Ref } from "effect"
 import type { ToolResultContent } from "../../domain/Blocks.js"
+import { decode } from "../../domain/CallInput.js"
 import type { ToolFailure } from "../../domain/Errors.js"
 import type { ToolCall } from "../../domain/ExecutorEvent.js"
 import type { HookEvent, HookInput, HookOutcome } from "../../domain/Hook.js"
@@ -32,7 +33,6 @@ import type { ResultStore } from "../../services/ResultStore.js"
 import { currentContext, type Session } from "../../services/Session.js"
 import type { CallSpans } from "../observability/CallSpans.js"
 import * as Spans from "../observability/Spans.js"
-import { decode } from "./CallInput.js"
 
 /** The services a call goes through. */
 export interface Services {
