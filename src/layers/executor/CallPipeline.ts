@@ -30,7 +30,7 @@ import { type Hooks, runIfAny } from "../../services/Hooks.js"
 import type { PermissionPolicy, PermissionRequest } from "../../services/PermissionPolicy.js"
 import { none as noResultCache, type ResultCache } from "../../services/ResultCache.js"
 import type { ResultStore } from "../../services/ResultStore.js"
-import type { Session } from "../../services/Session.js"
+import { currentContext, type Session } from "../../services/Session.js"
 import type { CallSpans } from "../observability/CallSpans.js"
 import * as Spans from "../observability/Spans.js"
 
@@ -414,7 +414,7 @@ export const make = (services: Services) => {
 
   /** Runs a started call to its outcome. Interruption passes through; any other defect becomes an error result. */
   const run = (started: Started, links: Links): Effect.Effect<Outcome> =>
-    Effect.flatMap(Ref.get(session.context), ({ cwd }) => {
+    Effect.flatMap(Effect.flatMap(currentContext(session), Ref.get), ({ cwd }) => {
       const ctx: Tool.ToolContext = {
         toolUseId: started.call.id,
         cwd,

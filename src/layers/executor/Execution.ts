@@ -29,7 +29,7 @@ import type { ExecutorEvent, ToolCall } from "../../domain/ExecutorEvent.js"
 import { cancelledOutcome, type Outcome } from "../../domain/Outcome.js"
 import * as Texts from "../../domain/Texts.js"
 import type * as Tool from "../../domain/Tool.js"
-import type { Session } from "../../services/Session.js"
+import { currentContext, type Session } from "../../services/Session.js"
 import type { CancellationPolicy, Control } from "../../services/ToolExecutor.js"
 import type { ToolRegistry } from "../../services/ToolRegistry.js"
 import { Starter } from "../observability/CallSpans.js"
@@ -231,7 +231,8 @@ export const run = <E>(
             }
             const { modifiers } = commands
             if (modifiers.length > 0) {
-              yield* Ref.update(env.session.context, (c) => modifiers.reduce((a, m) => m(a), c))
+              const context = yield* currentContext(env.session)
+              yield* Ref.update(context, (c) => modifiers.reduce((a, m) => m(a), c))
             }
             if (commands.events.length > 0) yield* sink.emit(commands.events)
             for (const start of commands.start) startCall(starter, start)
