@@ -232,46 +232,59 @@ describe("armature serve", () => {
     240_000
   )
 
-  it.effect("its flags: --help lists the API; a missing or wrong flag is named, exit status 2", () =>
-    Effect.gen(function* () {
-      const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-serve-flags-"))
-      const cli = (args: ReadonlyArray<string>) => Effect.promise(() => runCli(args, dir))
-      const help = yield* cli(["serve", "--help"])
-      expect(help.code).toBe(0)
-      expect(help.stdout).toContain("POST /sessions, GET /sessions/ID/events")
-      expect(help.stdout).toContain("--runner-port")
-      const missing = yield* cli(["serve"])
-      expect(missing.code).toBe(2)
-      expect(missing.stderr).toContain("--database")
-      const wrong = yield* cli(["serve", "--database", "mysql://db/x"])
-      expect(wrong).toMatchObject({
-        code: 2,
-        stderr: "armature: --database: expected a PostgreSQL URL (postgres://…), got mysql://db/x\n"
-      })
-      const port = yield* cli(["serve", "--database", "postgres://db/x", "--runner-port", "0"])
-      expect(port).toMatchObject({ code: 2, stderr: "armature: --runner-port: expected a port (1–65535), got 0\n" })
-      const unreachable = yield* cli(["serve", "--database", "postgres://someone:secret@127.0.0.1:1/x", "--port", "0"])
-      expect(unreachable.code).toBe(2)
-      expect(unreachable.stderr).toContain(
-        "armature: --database: postgres://someone@127.0.0.1:1/x: connect ECONNREFUSED"
-      )
-      expect(unreachable.stderr).not.toContain("secret")
-    }),
+  it.effect(
+    "its flags: --help lists the API; a missing or wrong flag is named, exit status 2",
+    () =>
+      Effect.gen(function* () {
+        const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-serve-flags-"))
+        const cli = (args: ReadonlyArray<string>) => Effect.promise(() => runCli(args, dir))
+        const help = yield* cli(["serve", "--help"])
+        expect(help.code).toBe(0)
+        expect(help.stdout).toContain("POST /sessions, GET /sessions/ID/events")
+        expect(help.stdout).toContain("--runner-port")
+        const missing = yield* cli(["serve"])
+        expect(missing.code).toBe(2)
+        expect(missing.stderr).toContain("--database")
+        const wrong = yield* cli(["serve", "--database", "mysql://db/x"])
+        expect(wrong).toMatchObject({
+          code: 2,
+          stderr: "armature: --database: expected a PostgreSQL URL (postgres://…), got mysql://db/x\n"
+        })
+        const port = yield* cli(["serve", "--database", "postgres://db/x", "--runner-port", "0"])
+        expect(port).toMatchObject({ code: 2, stderr: "armature: --runner-port: expected a port (1–65535), got 0\n" })
+        const unreachable = yield* cli([
+          "serve",
+          "--database",
+          "postgres://someone:secret@127.0.0.1:1/x",
+          "--port",
+          "0"
+        ])
+        expect(unreachable.code).toBe(2)
+        expect(unreachable.stderr).toContain(
+          "armature: --database: postgres://someone@127.0.0.1:1/x: connect ECONNREFUSED"
+        )
+        expect(unreachable.stderr).not.toContain("secret")
+      }),
     180_000
   )
 
-  it.scopedLive("a session that cannot run (no ANTHROPIC_API_KEY) ends with an error result, not running forever", () =>
-    Effect.gen(function* () {
-      const database = yield* Postgres.freshDatabase("armature_serve_nokey")
-      const dir = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-serve-nokey-")))
-      const runner = yield* startRunner(database, dir, { ANTHROPIC_API_KEY: undefined, ANTHROPIC_BASE_URL: undefined })
-      const started = yield* post(`${runner.url}/sessions`, { prompt: "Anything" })
-      const id = String(started.body.session_id)
-      const events = lines(yield* getText(`${runner.url}/sessions/${id}/events`))
-      expect(events.at(-1)).toMatchObject({ type: "result", subtype: "error_during_execution", is_error: true })
-      expect(String(events.at(-1)?.result)).toContain("ANTHROPIC_API_KEY")
-      expect((yield* getJson(`${runner.url}/sessions/${id}`)).body).toMatchObject({ state: "error_during_execution" })
-    }),
+  it.scopedLive(
+    "a session that cannot run (no ANTHROPIC_API_KEY) ends with an error result, not running forever",
+    () =>
+      Effect.gen(function* () {
+        const database = yield* Postgres.freshDatabase("armature_serve_nokey")
+        const dir = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-serve-nokey-")))
+        const runner = yield* startRunner(database, dir, {
+          ANTHROPIC_API_KEY: undefined,
+          ANTHROPIC_BASE_URL: undefined
+        })
+        const started = yield* post(`${runner.url}/sessions`, { prompt: "Anything" })
+        const id = String(started.body.session_id)
+        const events = lines(yield* getText(`${runner.url}/sessions/${id}/events`))
+        expect(events.at(-1)).toMatchObject({ type: "result", subtype: "error_during_execution", is_error: true })
+        expect(String(events.at(-1)?.result)).toContain("ANTHROPIC_API_KEY")
+        expect((yield* getJson(`${runner.url}/sessions/${id}`)).body).toMatchObject({ state: "error_during_execution" })
+      }),
     180_000
   )
 })
