@@ -177,37 +177,32 @@ const timedOut: Invocation = { _tag: "TimedOut" }
 const returned = (value: unknown): Invocation => ({ _tag: "Returned", value })
 const failedWith = (cause: Cause.Cause<ToolFailure>): Invocation => ({ _tag: "Failed", cause })
 
-/** Runs a tool's body under its timeout, to what it gave (one step for the result or the failure). */
-const settle = (tool: Tool.Any, body: Effect.Effect<unknown, ToolFailure>): Effect.Effect<Invocation> =>
-  Option.isNone(tool.timeout)
-    ? Effect.matchCause(body, { onSuccess: returned, onFailure: failedWith })
-    : Effect.matchCause(Effect.timeoutOption(body, tool.timeout.value), {
-        onSuccess: Option.match({ onNone: () => timedOut, onSome: returned }),
-        onFailure: failedWith
-      })
-
 const timedOutExit = Exit.interrupt(FiberId.none)
 
 /**
- * {@link settle} with the body in its `armature.tool_body` span, the parent of what the tool opens; the span ends
- * with what the body gave (an interrupted body's span ends when the call's fiber does, see CallSpans).
+ * Runs a tool's body under its timeout, to what it gave (one step for the result or the failure). Traced, the body
+ * runs in its `armature.tool_body` span, the parent of what the tool opens; the span ends with what the body gave
+ * (an interrupted body's span ends when the call's fiber does, see CallSpans).
  */
-const settleTraced = (
+const runBody = (
   tool: Tool.Any,
   input: unknown,
   ctx: Tool.ToolContext,
-  tracing: Tracing
+  tracing: Tracing | undefined
 ): Effect.Effect<Invocation> => {
-  const body = Effect.suspend(() => {
-    tracing.enterBody()
-    return tool.call(input, ctx)
-  })
+  const body =
+    tracing === undefined
+      ? tool.call(input, ctx)
+      : Effect.suspend(() => {
+          tracing.enterBody()
+          return tool.call(input, ctx)
+        })
   const onSuccess = (value: unknown): Invocation => {
-    tracing.endStep(Exit.void)
+    tracing?.endStep(Exit.void)
     return returned(value)
   }
   const onFailure = (cause: Cause.Cause<ToolFailure>): Invocation => {
-    tracing.endStep(Exit.failCause(cause))
+    tracing?.endStep(Exit.failCause(cause))
     return failedWith(cause)
   }
   return Option.isNone(tool.timeout)
@@ -215,7 +210,7 @@ const settleTraced = (
     : Effect.matchCause(Effect.timeoutOption(body, tool.timeout.value), {
         onSuccess: Option.match({
           onNone: () => {
-            tracing.endStep(timedOutExit)
+            tracing?.endStep(timedOutExit)
             return timedOut
           },
           onSome: onSuccess
@@ -235,7 +230,7 @@ export const invoke = (
   ctx: Tool.ToolContext,
   tracing?: Tracing
 ): Effect.Effect<Invocation> => {
-  const settled = tracing === undefined ? settle(tool, tool.call(input, ctx)) : settleTraced(tool, input, ctx, tracing)
+  const settled = runBody(tool, input, ctx, tracing)
   if (cache === noResultCache) return settled
   if (!Tool.safely(tool.isReadOnly, input)) return Effect.ensuring(settled, cache.invalidate(resourcesOf(tool, input)))
   return Effect.flatMap(cache.lookup(tool, input), (cached) =>
