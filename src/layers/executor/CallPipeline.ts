@@ -2,7 +2,8 @@
  * One call's way through the engine once the scheduler has started it: validate → PreToolUse → permission
  * decision → approval → call (or cached result) → result mapping → large-result store → PostToolUse (or
  * PostToolUseFailure). Each step is a small function of its own; `run` composes them. Lookup and decoding happen
- * at arrival (the scheduler needs the decoded input to know whether the call is concurrency-safe), in CallInput.
+ * at arrival (the scheduler needs the decoded input to know whether the call is concurrency-safe): the lookup in
+ * Execution.ts, the decoding in domain/CallInput.ts, called by domain/ExecutionStep.ts.
  * See docs/executor.md.
  */
 import { Cause, Duration, Effect, Either, Exit, FiberId, Option, Ref } from "effect"
@@ -69,7 +70,7 @@ export interface Links {
 const valid: Effect.Effect<Option.Option<Outcome>> = Effect.succeed(Option.none())
 
 /** Runs the tool's own `validate`; a refusal when it rejects the input. */
-export const validate = (
+const validate = (
   tool: Tool.Any,
   input: unknown,
   ctx: Tool.ToolContext
@@ -239,7 +240,7 @@ export const invoke = (
 }
 
 /** Maps a returned value to result content: the tool's `toResult`, the empty-result text, the large-result store. */
-export const mapResult = (
+const mapResult = (
   services: Services,
   tool: Tool.Any,
   toolUseId: string,
