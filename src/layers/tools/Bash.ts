@@ -158,7 +158,8 @@ export const renderOutput = (spilled: Spilled): string => {
   if (spilled.omittedChars === 0) return (spilled.head + spilled.tail).replace(/\n+$/, "")
   const preview = PersistedOutput.preview(spilled.head)
   return Option.match(spilled.path, {
-    onSome: (path) => PersistedOutput.persistedOutput({ bytes: spilled.bytes, path, preview }),
+    onSome: (path) =>
+      PersistedOutput.persistedOutput({ bytes: spilled.bytes, path, preview, savedBytes: spilled.savedBytes }),
     onNone: () =>
       `<persisted-output>\nOutput too large (${PersistedOutput.formatSize(spilled.bytes)}). The full output was not saved.\n\nPreview (first 2KB):\n${preview}\n...\n</persisted-output>`
   })
@@ -341,7 +342,10 @@ export const make = Effect.gen(function* () {
         if (failed) {
           const saved = Option.match(spilled.path, {
             onNone: () => "",
-            onSome: (p) => `\nFull output (${PersistedOutput.formatSize(spilled.bytes)}) saved to: ${p}`
+            onSome: (p) =>
+              spilled.savedBytes === undefined
+                ? `\nFull output (${PersistedOutput.formatSize(spilled.bytes)}) saved to: ${p}`
+                : `\nOutput (${PersistedOutput.formatSize(spilled.bytes)}): ${PersistedOutput.savedTo({ ...spilled, path: p })}`
           })
           return yield* new ToolFailure({
             message:
