@@ -70,11 +70,7 @@ export interface Links {
 const valid: Effect.Effect<Option.Option<Outcome>> = Effect.succeed(Option.none())
 
 /** Runs the tool's own `validate`; a refusal when it rejects the input. */
-const validate = (
-  tool: Tool.Any,
-  input: unknown,
-  ctx: Tool.ToolContext
-): Effect.Effect<Option.Option<Outcome>> =>
+const validate = (tool: Tool.Any, input: unknown, ctx: Tool.ToolContext): Effect.Effect<Option.Option<Outcome>> =>
   tool.validate === Tool.noValidation
     ? valid
     : tool.validate(input, ctx).pipe(
