@@ -24,6 +24,7 @@ import {
 } from "../../domain/Outcome.js"
 import type { PermissionDecision } from "../../domain/Permission.js"
 import { resourcesOf } from "../../domain/Resources.js"
+import { effectiveMode } from "../../domain/SessionMode.js"
 import * as Texts from "../../domain/Texts.js"
 import * as Tool from "../../domain/Tool.js"
 import type { Approver } from "../../services/Approver.js"
@@ -296,12 +297,12 @@ class Running {
 
   /** The input of this call's hooks for `event`. */
   hookInputFor(event: HookEvent, input: unknown, extra?: Record<string, unknown>): HookInput {
-    const { session, policy } = this.services
+    const { session } = this.services
     const hookSession: HookSession = {
       sessionId: session.id,
       transcriptPath: session.transcriptPath,
       cwd: this.ctx.cwd,
-      permissionMode: policy.mode
+      permissionMode: this.ctx.permissionMode
     }
     const { call, tool } = this.started
     return toolHookInput(hookSession, event, { toolName: tool.name, input, toolUseId: call.id }, extra)
@@ -406,21 +407,24 @@ export const make = (services: Services) => {
 
   /** Runs a started call to its outcome. Interruption passes through; any other defect becomes an error result. */
   const run = (started: Started, links: Links): Effect.Effect<Outcome> =>
-    Effect.flatMap(Effect.flatMap(currentContext(session), Ref.get), ({ cwd }) => {
-      const ctx: Tool.ToolContext = {
-        toolUseId: started.call.id,
-        cwd,
-        permissionMode: policy.mode,
-        progress: links.progress,
-        interrupted: links.interrupted,
-        state: session.state
+    Effect.flatMap(
+      Effect.all([Effect.flatMap(currentContext(session), Ref.get), effectiveMode(session.state, policy.mode)]),
+      ([{ cwd }, permissionMode]) => {
+        const ctx: Tool.ToolContext = {
+          toolUseId: started.call.id,
+          cwd,
+          permissionMode,
+          progress: links.progress,
+          interrupted: links.interrupted,
+          state: session.state
+        }
+        const running = new Running(started, links, ctx, services)
+        if (started.tool.validate === Tool.noValidation) return afterValidate(running)
+        return Effect.flatMap(validate(started.tool, started.input, ctx), (invalid) =>
+          Option.isSome(invalid) ? succeed(invalid.value) : afterValidate(running)
+        )
       }
-      const running = new Running(started, links, ctx, services)
-      if (started.tool.validate === Tool.noValidation) return afterValidate(running)
-      return Effect.flatMap(validate(started.tool, started.input, ctx), (invalid) =>
-        Option.isSome(invalid) ? succeed(invalid.value) : afterValidate(running)
-      )
-    }).pipe(
+    ).pipe(
       Effect.catchAllCause(
         links.tracing === undefined
           ? catchDefects
