@@ -190,10 +190,7 @@ const runBody = (
   const body =
     tracing === undefined
       ? tool.call(input, ctx)
-      : Effect.suspend(() => {
-          tracing.enterBody()
-          return tool.call(input, ctx)
-        })
+      : Effect.suspend(() => Effect.withParentSpan(tool.call(input, ctx), tracing.enterBody()))
   const onSuccess = (value: unknown): Invocation => {
     tracing?.endStep(Exit.void)
     return returned(value)
