@@ -7,9 +7,8 @@
  * - tracing overhead: the same batches (and the same 10,000-call batch) through an executor with its per-call spans
  *   on (Effect's default tracer, no exporter) against spans off, as `spans_ratio` (and `tracing-overhead`). "On"
  *   means every call here gets its three spans, all with their attributes: `execute_tool`, `armature.permission`
- *   (the decision) and `armature.tool_body`; the call's fiber starts in a context of its own whose parent span is
- *   the call's, the body runs under its own span (see src/layers/observability/CallSpans.ts and
- *   docs/observability.md); no hook or
+ *   (the decision) and `armature.tool_body`; the call's fiber runs in a context of its own whose parent span the
+ *   steps switch in place (see src/layers/observability/CallSpans.ts and docs/observability.md); no hook or
  *   approval span, since no hook is configured and nothing asks;
  *   every ratio is given in wall-clock time and in CPU time (`cpu_ratio`, `spans_cpu_ratio`);
  * - streaming: virtual time (TestClock) of the seed 000 example `[Read a, Read b, Bash, Read c]` when calls start

@@ -190,7 +190,10 @@ const runBody = (
   const body =
     tracing === undefined
       ? tool.call(input, ctx)
-      : Effect.suspend(() => Effect.withParentSpan(tool.call(input, ctx), tracing.enterBody()))
+      : Effect.suspend(() => {
+          tracing.enterBody()
+          return tool.call(input, ctx)
+        })
   const onSuccess = (value: unknown): Invocation => {
     tracing?.endStep(Exit.void)
     return returned(value)

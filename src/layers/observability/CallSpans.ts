@@ -1,10 +1,14 @@
 /**
  * One started call's spans on the executor's hot path: its `execute_tool` span, the step span open now (permission
- * decision or tool body), and the context its fiber starts with. Opening and ending a step is a plain call to the
- * tracer. The call's fiber starts with a context of its own ({@link Starter.start}: made once for this call) whose
- * parent span is the call's span, so what the pipeline opens outside the body (hook runs, result persistence) nests
- * under `execute_tool`; the tool body runs with its `armature.tool_body` span as the parent span
- * (`Effect.withParentSpan` in CallPipeline), so what the tool opens nests under the body.
+ * decision or tool body), and the context its fiber runs in. Opening and ending a step is a plain call to the tracer;
+ * the fiber's context is never replaced per step (replacing it copies the whole context and makes the fiber compare
+ * the old one with the new one, which cost more than the spans themselves, see docs/observability.md).
+ *
+ * Instead the call's fiber starts with a context of its own ({@link Starter.start}: a copy made for this call, held
+ * only by the call's fiber and the fibers it forks) whose parent span is the call's span; while the tool body runs,
+ * that context's parent span is the body's span, switched in place. So what the tool opens nests under
+ * `armature.tool_body`, and what the pipeline opens outside the body (hook runs, result persistence) under
+ * `execute_tool`. A fiber the tool leaves running after it returned sees `execute_tool` as its parent from then on.
  */
 import { Context, Exit, type FiberId, FiberRef, FiberRefs, Option, Tracer } from "effect"
 import type * as Tool from "../../domain/Tool.js"
@@ -21,7 +25,7 @@ export class CallSpans {
     readonly opener: Spans.Opener,
     /** The call's `execute_tool` span; the execution's owner ends it when the call completes. */
     readonly span: Tracer.Span,
-    /** The context the call's fiber runs in: the owner's, with the call's span as the parent span. */
+    /** The context the call's fiber runs in; private to this call, its parent span is switched in place. */
     readonly context: Context.Context<never>
   ) {
     this.asParent = Option.some(span)
@@ -51,17 +55,18 @@ export class CallSpans {
     return span
   }
 
-  /** Opens the tool body's span; the pipeline runs the body with it as the parent span (`withParentSpan`). */
-  enterBody(): Tracer.Span {
-    return this.openStep(Spans.names.body)
+  /** Opens the tool body's span and makes it the parent span of the call's context until {@link endStep}. */
+  enterBody(): void {
+    this.context.unsafeMap.set(Tracer.ParentSpan.key, this.openStep(Spans.names.body))
   }
 
-  /** Ends the open step span (if any) with `exit`. */
+  /** Ends the open step span (if any) with `exit`; the call's span is the parent again. */
   endStep(exit: Exit.Exit<unknown, unknown>): void {
     const step = this.step
     if (step === undefined) return
     this.step = undefined
     step.end(this.opener.now(), exit)
+    this.context.unsafeMap.set(Tracer.ParentSpan.key, this.span)
   }
 
   /** Told when the call's fiber ended: a step still open (the call was interrupted, or died in it) ends with it. */
