@@ -24,6 +24,7 @@ import {
 } from "../../domain/Outcome.js"
 import type { PermissionDecision } from "../../domain/Permission.js"
 import { resourcesOf } from "../../domain/Resources.js"
+import { effectiveMode } from "../../domain/SessionMode.js"
 import * as Texts from "../../domain/Texts.js"
 import * as Tool from "../../domain/Tool.js"
 import type { Approver } from "../../services/Approver.js"
@@ -296,12 +297,12 @@ class Running {
 
   /** The input of this call's hooks for `event`. */
   hookInputFor(event: HookEvent, input: unknown, extra?: Record<string, unknown>): HookInput {
-    const { session, policy } = this.services
+    const { session } = this.services
     const hookSession: HookSession = {
       sessionId: session.id,
       transcriptPath: session.transcriptPath,
       cwd: this.ctx.cwd,
-      permissionMode: policy.mode
+      permissionMode: this.ctx.permissionMode
     }
     const { call, tool } = this.started
     return toolHookInput(hookSession, event, { toolName: tool.name, input, toolUseId: call.id }, extra)
@@ -397,10 +398,11 @@ export const make = (services: Services) => {
   const run = (started: Started, links: Links): Effect.Effect<Outcome> =>
     Effect.gen(function* () {
       const { cwd } = yield* Ref.get(yield* currentContext(session))
+      const permissionMode = yield* effectiveMode(session.state, policy.mode)
       const ctx: Tool.ToolContext = {
         toolUseId: started.call.id,
         cwd,
-        permissionMode: policy.mode,
+        permissionMode,
         progress: links.progress,
         interrupted: links.interrupted,
         state: session.state
