@@ -5,10 +5,12 @@
  * A tool's flags (`isReadOnly`, `isDestructive`) are functions of the input, so they cannot say "for every input"
  * by themselves. The built-in tools are therefore listed here with what holds for all of their inputs (a test
  * checks each entry against the tool's flags on generated inputs); MCP-proxied tools carry their server's
- * constant hints; any other tool gets the most cautious annotations.
+ * constant hints (read-only and destructive through the tool's flags, idempotent and open-world as the server gave
+ * them, open-world by MCP's default when it did not); any other tool gets the most cautious annotations.
  */
 import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js"
 import * as Tool from "../../domain/Tool.js"
+import { serverHintsOf } from "./McpToolShape.js"
 
 /** What holds for every input of a tool. */
 export interface StaticHints {
@@ -50,7 +52,13 @@ export const hintsOf = (tool: Tool.Any): StaticHints => {
   if (tool.source === "builtin" && Object.hasOwn(builtinHints, tool.name)) return builtinHints[tool.name]
   if (tool.source === "mcp" || tool.category === "mcp") {
     const readOnly = Tool.safely(tool.isReadOnly, {})
-    return { readOnly, destructive: !readOnly && Tool.safely(tool.isDestructive, {}), openWorld: true }
+    const server = serverHintsOf(tool)
+    return {
+      readOnly,
+      destructive: !readOnly && Tool.safely(tool.isDestructive, {}),
+      openWorld: server.openWorldHint ?? true,
+      ...(server.idempotentHint === undefined ? {} : { idempotent: server.idempotentHint })
+    }
   }
   return unknownHints
 }
