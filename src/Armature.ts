@@ -144,7 +144,7 @@ export interface Options<E = never> {
 
   /**
    * The language model of the agent loop: `"anthropic"` reads `ANTHROPIC_API_KEY` and `ANTHROPIC_BASE_URL` (loads
-   * the Anthropic SDK), or a Layer of your own (e.g. `ScriptedLanguageModel` from `armature/testing`). Without one,
+   * the Anthropic SDK), or a Layer of your own (e.g. `ScriptedLanguageModel` from `effect-armature/testing`). Without one,
    * every model request fails with a ModelError saying so.
    */
   readonly model?: "anthropic" | Layer.Layer<LanguageModel, E, Platform> | undefined

@@ -24,6 +24,7 @@ import { CallJournal } from "../services/CallJournal.js"
 import { LanguageModel } from "../services/LanguageModel.js"
 import { Transcript, type TranscriptEntry } from "../services/Transcript.js"
 import * as Audit from "./Audit.js"
+import { causeOf, withoutPassword } from "./DatabaseUrl.js"
 import { decodeArgs, encodeArgs, sessionEngine } from "./DurableRun.js"
 import type { RunArgs } from "./RunCommand.js"
 import { runAgent } from "./RunCommand.js"
@@ -324,20 +325,3 @@ export const serve = (options: ServeOptions) =>
       })
     )
   })
-
-/** A database URL as it may be shown: without its password. */
-const withoutPassword = (url: string): string => {
-  const parsed = URL.canParse(url) ? new URL(url) : undefined
-  if (parsed === undefined) return url
-  parsed.password = ""
-  return parsed.toString()
-}
-
-/** The first line of what went wrong, down to its root cause. */
-const causeOf = (e: unknown): string => {
-  let error: unknown = e
-  while (typeof error === "object" && error !== null && "cause" in error && error.cause !== undefined) {
-    error = error.cause
-  }
-  return (error instanceof Error ? error.message : String(error)).split("\n")[0]
-}

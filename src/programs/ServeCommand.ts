@@ -5,6 +5,7 @@
 import { Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
 import { InvalidInputError } from "../domain/Errors.js"
+import * as DatabaseUrl from "./DatabaseUrl.js"
 import * as ExitCode from "./ExitCode.js"
 import { runOptions } from "./RunCommand.js"
 import { engineOptions, resultOptions } from "./Runtime.js"
@@ -45,11 +46,7 @@ const portProblem = (flag: string, value: number, zero: boolean) =>
 /** `armature serve`. */
 export const command = Command.make("serve", options, (args) =>
   Effect.gen(function* () {
-    if (!/^postgres(ql)?:\/\//.test(args.database)) {
-      return yield* new InvalidInputError({
-        message: `--database: expected a PostgreSQL URL (postgres://…), got ${args.database}`
-      })
-    }
+    yield* DatabaseUrl.check(args.database)
     const problem = portProblem("--port", args.port, true) ?? portProblem("--runner-port", args.runnerPort, false)
     if (problem !== undefined) return yield* new InvalidInputError({ message: problem })
     const { database, host, port, runnerHost, runnerPort, ...defaults } = args

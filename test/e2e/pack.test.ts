@@ -1,7 +1,7 @@
 /**
  * The package as a user gets it: `npm pack`, the tarball installed into an empty project (the Effect peers come
  * from the registry), then a plain .mjs that runs a Glob call through `Armature.layerNode`, a strict TypeScript
- * consumer type-checked against the shipped declarations, and a scripted agent turn from `armature/testing`.
+ * consumer type-checked against the shipped declarations, and a scripted agent turn from `effect-armature/testing`.
  * Everything runs as asynchronous child processes; the install needs the npm registry.
  */
 import { execFile } from "node:child_process"
@@ -90,14 +90,16 @@ describe("the packed package", () => {
     expect(files).toContain("package/bin/armature.mjs")
     expect(files).toContain("package/dist/grammars/tree-sitter-bash.wasm")
     expect(files.filter((f) => f.startsWith("package/src/") || f.startsWith("package/test/"))).toEqual([])
-    const installed = JSON.parse(Fs.readFileSync(Path.join(project, "node_modules/armature/package.json"), "utf8"))
+    const installed = JSON.parse(
+      Fs.readFileSync(Path.join(project, "node_modules/effect-armature/package.json"), "utf8")
+    )
     expect(Object.keys(installed.dependencies ?? {})).not.toContain("tsx")
     expect(Object.keys(installed.dependencies ?? {})).not.toContain("esbuild")
     expect(Object.keys(installed.peerDependencies)).toEqual(
       expect.arrayContaining(["effect", "@effect/platform", "@effect/platform-node", "@effect/cli"])
     )
     // One copy of Effect: the consumer's.
-    expect(Fs.existsSync(Path.join(project, "node_modules/armature/node_modules/effect"))).toBe(false)
+    expect(Fs.existsSync(Path.join(project, "node_modules/effect-armature/node_modules/effect"))).toBe(false)
     const megabytes = installedBytes / 1024 / 1024
     console.log(JSON.stringify({ name: "consumer node_modules", megabytes: Math.round(megabytes) }))
     expect(megabytes).toBeLessThan(100)
@@ -126,7 +128,7 @@ describe("the packed package", () => {
   )
 
   it(
-    "armature/testing runs a scripted agent turn",
+    "effect-armature/testing runs a scripted agent turn",
     async () => {
       const { stdout } = await sh(process.execPath, ["agent.mjs"], project)
       expect(JSON.parse(stdout)).toMatchObject({ type: "result", subtype: "success", num_turns: 2, result: "found: 2" })

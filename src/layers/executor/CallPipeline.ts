@@ -7,6 +7,7 @@
  */
 import { Cause, Duration, Effect, Either, Exit, FiberId, Option, Ref } from "effect"
 import type { ToolResultContent } from "../../domain/Blocks.js"
+import { decode } from "../../domain/CallInput.js"
 import type { ToolFailure } from "../../domain/Errors.js"
 import type { ToolCall } from "../../domain/ExecutorEvent.js"
 import type { HookEvent, HookInput, HookOutcome } from "../../domain/Hook.js"
@@ -29,10 +30,9 @@ import { type Hooks, runIfAny } from "../../services/Hooks.js"
 import type { PermissionPolicy, PermissionRequest } from "../../services/PermissionPolicy.js"
 import { none as noResultCache, type ResultCache } from "../../services/ResultCache.js"
 import type { ResultStore } from "../../services/ResultStore.js"
-import type { Session } from "../../services/Session.js"
+import { currentContext, type Session } from "../../services/Session.js"
 import type { CallSpans } from "../observability/CallSpans.js"
 import * as Spans from "../observability/Spans.js"
-import { decode } from "./CallInput.js"
 
 /** The services a call goes through. */
 export interface Services {
@@ -414,7 +414,7 @@ export const make = (services: Services) => {
 
   /** Runs a started call to its outcome. Interruption passes through; any other defect becomes an error result. */
   const run = (started: Started, links: Links): Effect.Effect<Outcome> =>
-    Effect.flatMap(Ref.get(session.context), ({ cwd }) => {
+    Effect.flatMap(Effect.flatMap(currentContext(session), Ref.get), ({ cwd }) => {
       const ctx: Tool.ToolContext = {
         toolUseId: started.call.id,
         cwd,
