@@ -34,6 +34,8 @@ export const builtinHints: Readonly<Record<string, StaticHints>> = {
   Glob: { readOnly: true, destructive: false, openWorld: false, idempotent: true },
   Grep: { readOnly: true, destructive: false, openWorld: false, idempotent: true },
   KillShell: { readOnly: false, destructive: true, openWorld: false, idempotent: true },
+  // Inserts, replaces or deletes cells of a notebook: inserting twice gives two cells.
+  NotebookEdit: { readOnly: false, destructive: true, openWorld: false, idempotent: false },
   Read: { readOnly: true, destructive: false, openWorld: false, idempotent: true },
   Sleep: { readOnly: true, destructive: false, openWorld: false, idempotent: true },
   // Replaces the session's todo list (session bookkeeping, nothing outside the session).

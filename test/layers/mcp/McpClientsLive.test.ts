@@ -303,7 +303,7 @@ layer(withExecutor(clientLayer({ fixture: fixtureServer() })), { excludeTestServ
         yield* waitFor(registry.lookup("mcp__fixture__fresh"))
         expect(textOf(yield* call("mcp__fixture__fresh", {}))).toEqual("hello from fresh")
         const status = yield* Effect.flatMap(McpClients, (m) => m.servers)
-        expect(status.map((s) => [s.connections, s.tools.length])).toEqual([[1, 12]])
+        expect(status.map((s) => [s.connections, s.tools.length])).toEqual([[1, 13]])
       })
     )
 
