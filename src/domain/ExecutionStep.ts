@@ -197,12 +197,6 @@ export const outcomeOf = (state: State, index: number): Outcome | undefined => {
   return progress?._tag === "Completed" ? progress.outcome : undefined
 }
 
-/** The index of a call by its id, among the calls that arrived. */
-export const indexOf = (state: State, id: string): number | undefined => {
-  const index = state.ids.get(id)
-  return index !== undefined && index < state.arrived ? index : undefined
-}
-
 /** The call that arrived at `index`. */
 export const arrivedAt = (state: State, index: number): Arrived => state.log[index]
 
@@ -638,7 +632,7 @@ const summaryOf = (tool: Tool.Any, input: unknown): string => {
 }
 
 /** The result event of a completed call. */
-export const resultEvent = (id: string, outcome: Outcome, t_ms: number): ResultEvent => ({
+const resultEvent = (id: string, outcome: Outcome, t_ms: number): ResultEvent => ({
   type: "tool_result",
   tool_use_id: id,
   content: outcome.content,

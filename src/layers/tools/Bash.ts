@@ -10,7 +10,6 @@
 import * as Path from "node:path"
 import type { Readable } from "node:stream"
 import { FileSystem } from "@effect/platform"
-import { NodeStream } from "@effect/platform-node"
 import { Clock, Duration, Effect, Fiber, Layer, Option, Schema, Stream } from "effect"
 import { ToolFailure } from "../../domain/Errors.js"
 import * as HeadTail from "../../domain/HeadTail.js"
@@ -22,6 +21,7 @@ import { ResultStore, type Spilled } from "../../services/ResultStore.js"
 import * as SandboxPort from "../../services/Sandbox.js"
 import { Session } from "../../services/Session.js"
 import { analysisOf, ShellAnalyzer } from "../../services/ShellAnalyzer.js"
+import * as NodePlatform from "../platform/NodePlatform.js"
 import * as ProcessBackgroundShells from "../process/ProcessBackgroundShells.js"
 import * as ProcessGroup from "../process/ProcessGroup.js"
 import * as ToolRegistryLive from "../registry/ToolRegistryLive.js"
@@ -179,13 +179,13 @@ const cwdTrap = `trap '[ -S /dev/fd/3 ] && { pwd -P >&3; } 2>/dev/null' EXIT; `
 /** The directory the trap reported (its last line), or empty. */
 const reportedDir = (text: string): string => text.trimEnd().split("\n").pop() ?? ""
 
-// NodeStream.fromReadable, not the readable's async iterator: an async generator's `return()` waits for a pending
+// NodePlatform.fromReadable (Node's NodeStream), not the readable's async iterator: an async generator's `return()` waits for a pending
 // `next()`, so interrupting a read of a silent process would hang until it writes again. Chunks stay bytes (off
 // the JS heap) on their way to the spill file.
 const byteStream = (readable: Readable | null): Stream.Stream<Uint8Array, ToolFailure> =>
   readable === null
     ? Stream.empty
-    : NodeStream.fromReadable<ToolFailure, Uint8Array>(
+    : NodePlatform.fromReadable<ToolFailure, Uint8Array>(
         () => readable,
         (e) => new ToolFailure({ message: `Could not read the command's output: ${String(e)}` })
       )
