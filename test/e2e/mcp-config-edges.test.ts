@@ -87,5 +87,5 @@ describe("MCP_TIMEOUT", () => {
     expect(result.code, result.stderr).toBe(0)
     // the default would say "no answer within 30s"
     expect(result.stderr).toContain("MCP server silent: no answer within 1s 500ms")
-}, 300_000)
+  }, 300_000)
 })
