@@ -26,11 +26,15 @@ export const unknownHints: StaticHints = { readOnly: false, destructive: true, o
 
 /** The built-in tools, by name. A tool missing here is annotated as unknown. */
 export const builtinHints: Readonly<Record<string, StaticHints>> = {
+  // Asks the user multiple-choice questions: nothing written, but the answers may differ each time.
+  AskUserQuestion: { readOnly: true, destructive: false, openWorld: false, idempotent: false },
   // Runs arbitrary commands: may write, delete and reach the network, whatever the analyzer says of one input.
   Bash: { readOnly: false, destructive: true, openWorld: true, idempotent: false },
   // Reads a background shell's new output: never writes, but a second read returns something else.
   BashOutput: { readOnly: true, destructive: false, openWorld: false, idempotent: false },
   Edit: { readOnly: false, destructive: true, openWorld: false, idempotent: false },
+  // Presents a plan and asks to leave plan mode: session bookkeeping only.
+  ExitPlanMode: { readOnly: true, destructive: false, openWorld: false, idempotent: false },
   Glob: { readOnly: true, destructive: false, openWorld: false, idempotent: true },
   Grep: { readOnly: true, destructive: false, openWorld: false, idempotent: true },
   KillShell: { readOnly: false, destructive: true, openWorld: false, idempotent: true },
