@@ -16,7 +16,15 @@ export const PermissionsSection = Schema.Struct(
     allow: Schema.optional(Schema.Array(Schema.String)),
     ask: Schema.optional(Schema.Array(Schema.String)),
     deny: Schema.optional(Schema.Array(Schema.String)),
-    defaultMode: Schema.optional(Schema.Literal(...permissionModes)),
+    // one issue naming every mode (`Expected one of "default", …, actual "yolo"`), not one per member
+    defaultMode: Schema.optional(
+      Schema.Literal(...permissionModes).annotations({
+        message: (issue) => ({
+          message: `Expected one of ${permissionModes.map((m) => JSON.stringify(m)).join(", ")}, actual ${JSON.stringify(issue.actual)}`,
+          override: true
+        })
+      })
+    ),
     additionalDirectories: Schema.optional(Schema.Array(Schema.String))
   },
   Schema.Record({ key: Schema.String, value: Schema.Unknown })
