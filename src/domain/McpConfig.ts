@@ -68,39 +68,81 @@ const issuesOf = (prefix: ReadonlyArray<PropertyKey>, error: ParseResult.ParseEr
 
 const options = { errors: "all", onExcessProperty: "ignore" } as const
 
+/** A server entry left out because it is invalid; the rest of the file still counts. */
+export interface SkippedServer {
+  readonly server: string
+  /** Every issue of the entry, as `path: message`. */
+  readonly issues: ReadonlyArray<string>
+}
+
+/** A file's valid servers, and the entries left out because they are invalid. */
+export interface Lenient {
+  readonly config: McpConfig
+  readonly skipped: ReadonlyArray<SkippedServer>
+}
+
+const decodeEntry = (
+  name: string,
+  entry: object,
+  env: Readonly<Record<string, string | undefined>>
+): Either.Either<ServerConfig, ReadonlyArray<string>> =>
+  Either.flatMap(expandEnv(entry, env, ["mcpServers", name]), (expanded) => {
+    const value = expanded as object
+    const http = "type" in value && value.type === "http"
+    const decoded: Either.Either<ServerConfig, ParseResult.ParseError> = http
+      ? Schema.decodeUnknownEither(HttpServer, options)(value)
+      : Schema.decodeUnknownEither(StdioServer, options)(value)
+    return Either.mapLeft(decoded, (error) => issuesOf(["mcpServers", name], error))
+  })
+
 /**
- * Decodes an already parsed JSON value. An entry with `type: "http"` is a Streamable HTTP server, anything else
- * a stdio server; errors list every issue as `path: message`, one per line.
+ * Decodes an already parsed JSON value, one server entry at a time: `${VAR}` and `${VAR:-default}` are expanded
+ * from `env` in each entry, an entry with `type: "http"` is a Streamable HTTP server, anything else a stdio server.
+ * An entry that does not decode (an unset variable, a missing field) is skipped with its issues; only a file
+ * whose shape is wrong (no `mcpServers` object) fails.
  */
-export const decode = (file: string, json: unknown): Either.Either<McpConfig, McpConfigError> =>
+export const decodeLenient = (
+  file: string,
+  json: unknown,
+  env: Readonly<Record<string, string | undefined>> = {}
+): Either.Either<Lenient, McpConfigError> =>
   Schema.decodeUnknownEither(
     Envelope,
     options
   )(json).pipe(
-    Either.mapLeft((error) => issuesOf([], error)),
-    Either.flatMap((envelope) => {
+    Either.mapLeft((error) => new McpConfigError({ file, reason: issuesOf([], error).join("\n") })),
+    Either.map((envelope) => {
       const servers: Record<string, ServerConfig> = {}
-      const issues: Array<string> = []
+      const skipped: Array<SkippedServer> = []
       for (const [name, entry] of Object.entries(envelope.mcpServers)) {
-        const http = "type" in entry && entry.type === "http"
-        const decoded: Either.Either<ServerConfig, ParseResult.ParseError> = http
-          ? Schema.decodeUnknownEither(HttpServer, options)(entry)
-          : Schema.decodeUnknownEither(StdioServer, options)(entry)
+        const decoded = decodeEntry(name, entry, env)
         if (Either.isRight(decoded)) servers[name] = decoded.right
-        else issues.push(...issuesOf(["mcpServers", name], decoded.left))
+        else skipped.push({ server: name, issues: decoded.left })
       }
-      return issues.length === 0 ? Either.right({ mcpServers: servers }) : Either.left(issues)
-    }),
-    Either.mapLeft((issues) => new McpConfigError({ file, reason: issues.join("\n") }))
+      return { config: { mcpServers: servers }, skipped }
+    })
+  )
+
+/** Like `decodeLenient`, but any invalid entry fails the whole file (every issue listed, one per line). */
+export const decode = (
+  file: string,
+  json: unknown,
+  env: Readonly<Record<string, string | undefined>> = {}
+): Either.Either<McpConfig, McpConfigError> =>
+  Either.flatMap(decodeLenient(file, json, env), ({ config, skipped }) =>
+    skipped.length === 0
+      ? Either.right(config)
+      : Either.left(new McpConfigError({ file, reason: skipped.flatMap((s) => s.issues).join("\n") }))
   )
 
 /**
- * Expands `${VAR}` and `${VAR:-default}` in every string of the file, as Claude Code does; a variable that is not
- * set and has no default is an issue naming its JSON path.
+ * Expands `${VAR}` and `${VAR:-default}` in every string of `json`, as Claude Code does; a variable that is not
+ * set and has no default is an issue naming its JSON path (below `at`).
  */
 export const expandEnv = (
   json: unknown,
-  env: Readonly<Record<string, string | undefined>>
+  env: Readonly<Record<string, string | undefined>>,
+  at: ReadonlyArray<PropertyKey> = []
 ): Either.Either<unknown, ReadonlyArray<string>> => {
   const issues: Array<string> = []
   const walk = (value: unknown, path: ReadonlyArray<PropertyKey>): unknown => {
@@ -122,25 +164,34 @@ export const expandEnv = (
     }
     return value
   }
-  const expanded = walk(json, [])
+  const expanded = walk(json, at)
   return issues.length === 0 ? Either.right(expanded) : Either.left(issues)
 }
 
-/** Decodes the text of a `.mcp.json` file, expanding environment variables from `env`. */
+const parseJson = (file: string, text: string): Either.Either<unknown, McpConfigError> =>
+  Either.try({
+    try: () => JSON.parse(text) as unknown,
+    catch: (e) => new McpConfigError({ file, reason: `not valid JSON (${e instanceof Error ? e.message : String(e)})` })
+  })
+
+/** Decodes the text of a `.mcp.json` file, expanding environment variables from `env`; any bad entry fails it. */
 export const decodeText = (
   file: string,
   text: string,
   env: Readonly<Record<string, string | undefined>> = {}
-): Either.Either<McpConfig, McpConfigError> =>
-  Either.try({
-    try: () => JSON.parse(text) as unknown,
-    catch: (e) => new McpConfigError({ file, reason: `not valid JSON (${e instanceof Error ? e.message : String(e)})` })
-  }).pipe(
-    Either.flatMap((json) =>
-      Either.mapLeft(expandEnv(json, env), (issues) => new McpConfigError({ file, reason: issues.join("\n") }))
-    ),
-    Either.flatMap((json) => decode(file, json))
-  )
+): Either.Either<McpConfig, McpConfigError> => Either.flatMap(parseJson(file, text), (json) => decode(file, json, env))
+
+/** Decodes the text of a `.mcp.json` file; a bad entry is skipped (see `decodeLenient`), a bad file fails. */
+export const decodeTextLenient = (
+  file: string,
+  text: string,
+  env: Readonly<Record<string, string | undefined>> = {}
+): Either.Either<Lenient, McpConfigError> =>
+  Either.flatMap(parseJson(file, text), (json) => decodeLenient(file, json, env))
+
+/** The warning line for an entry left out. */
+export const skippedNotice = (file: string, skipped: SkippedServer): string =>
+  `armature: MCP server ${JSON.stringify(skipped.server)} of ${file} is disabled: ${skipped.issues.join("; ")}`
 
 /** True for a Streamable HTTP server entry. */
 export const isHttp = (config: ServerConfig): config is HttpServer => config.type === "http"
@@ -148,9 +199,63 @@ export const isHttp = (config: ServerConfig): config is HttpServer => config.typ
 /** Normalises a server or tool name the way Claude Code does for `mcp__{server}__{tool}` names. */
 export const normalizeName = (name: string): string => name.replace(/[^a-zA-Z0-9_-]/g, "_")
 
-/** The registry name of an MCP tool. */
-export const toolName = (server: string, tool: string): string =>
-  `mcp__${normalizeName(server)}__${normalizeName(tool)}`
+/** The longest tool name the Messages API takes. */
+export const maxToolNameLength = 128
+
+/** FNV-1a over the UTF-16 code units of `text`, as 8 hex digits: a short, stable fingerprint. */
+const fingerprint = (text: string): string => {
+  let hash = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i)
+    hash = Math.imul(hash, 0x01000193) >>> 0
+  }
+  return hash.toString(16).padStart(8, "0")
+}
+
+/**
+ * The registry name of an MCP tool: `mcp__{server}__{tool}`, normalised. A name longer than the API's 128
+ * characters keeps its first 119 characters (so `mcp__{server}__` rules still match it) and ends with `_` and a
+ * fingerprint of the whole name: the same tool always gets the same name, two long names differing only at the
+ * end get different ones.
+ */
+export const toolName = (server: string, tool: string): string => {
+  const full = `mcp__${normalizeName(server)}__${normalizeName(tool)}`
+  if (full.length <= maxToolNameLength) return full
+  return `${full.slice(0, maxToolNameLength - 9)}_${fingerprint(full)}`
+}
+
+/** Client tunables read from the environment, as Claude Code names them; each undefined when unset. */
+export interface EnvTunables {
+  /** `MCP_TIMEOUT`: how long a server has to start and answer `initialize`, in milliseconds. */
+  readonly connectTimeoutMs: number | undefined
+  /** `MCP_TOOL_TIMEOUT`: how long a call may go without an answer or progress, in milliseconds. */
+  readonly toolTimeoutMs: number | undefined
+  /** `MAX_MCP_OUTPUT_TOKENS`: the most tokens of text a tool result may hand the model. */
+  readonly maxOutputTokens: number | undefined
+  /** One line per variable set to something other than a positive integer (it is then ignored). */
+  readonly issues: ReadonlyArray<string>
+}
+
+/** The default of `MAX_MCP_OUTPUT_TOKENS` (Claude Code's). */
+export const defaultMaxOutputTokens = 25_000
+
+/** Reads `MCP_TIMEOUT`, `MCP_TOOL_TIMEOUT` and `MAX_MCP_OUTPUT_TOKENS` from `env`. */
+export const envTunables = (env: Readonly<Record<string, string | undefined>>): EnvTunables => {
+  const issues: Array<string> = []
+  const read = (name: string): number | undefined => {
+    const raw = env[name]?.trim()
+    if (raw === undefined || raw === "") return undefined
+    if (/^[0-9]+$/.test(raw) && Number(raw) > 0) return Number(raw)
+    issues.push(`${name}=${JSON.stringify(env[name])} is not a positive whole number; it is ignored`)
+    return undefined
+  }
+  return {
+    connectTimeoutMs: read("MCP_TIMEOUT"),
+    toolTimeoutMs: read("MCP_TOOL_TIMEOUT"),
+    maxOutputTokens: read("MAX_MCP_OUTPUT_TOKENS"),
+    issues
+  }
+}
 
 /** The settings that approve the servers of a project's `.mcp.json` (Claude Code's keys). */
 export interface ProjectApproval {

@@ -5,13 +5,19 @@
  */
 import * as V8 from "node:v8"
 import { Command, Options } from "@effect/cli"
-import { Console, Effect, Logger, LogLevel, Option } from "effect"
-import { type EngineOptions, engineLayer, engineOptions } from "./Runtime.js"
+import { Console, Effect, Layer, Logger, LogLevel, Option } from "effect"
+import { type EngineOptions, engineLayer, engineOptions, stderrPrettyLogger } from "./Runtime.js"
 
-/** Effect's pretty logger on stderr, for info and above. */
-const stderrInfoLogger = Logger.replace(
-  Logger.defaultLogger,
-  Logger.filterLogLevel(Logger.prettyLogger({ stderr: true }), LogLevel.greaterThanEqual(LogLevel.Info))
+/**
+ * The CLI's stderr logger (and Effect's default one, where the CLI's is not installed) replaced by one for info and
+ * above: the minimum level is lowered to debug for the relay, and stderr must not get a line per call.
+ */
+const stderrInfoLogger = Layer.merge(
+  Logger.replace(stderrPrettyLogger, Logger.none),
+  Logger.replace(
+    Logger.defaultLogger,
+    Logger.filterLogLevel(stderrPrettyLogger, LogLevel.greaterThanEqual(LogLevel.Info))
+  )
 )
 
 /**

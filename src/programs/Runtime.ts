@@ -154,8 +154,11 @@ export interface EngineExtras {
 const resultStoreOf = (strategy: ResultOptions["resultStrategy"] | undefined) =>
   strategy === "head-tail" ? FsResultStore.layerHeadTail.pipe(Layer.provide(Summarizer.layerStatistics)) : "fs"
 
+/** Effect's pretty logger writing to stderr (one instance, so a command can replace it). */
+export const stderrPrettyLogger = Logger.prettyLogger({ stderr: true })
+
 /** Effect's logger on stderr, so logs never mix with machine-readable stdout. */
-export const stderrLogger = Logger.replace(Logger.defaultLogger, Logger.prettyLogger({ stderr: true }))
+export const stderrLogger = Logger.replace(Logger.defaultLogger, stderrPrettyLogger)
 
 /**
  * Everything `exec`, `run` and `mcp serve` need: the `Armature.layerNode` preset from the shared options —

@@ -10,6 +10,12 @@ export interface McpOptions {
   readonly connectTimeout?: Duration.DurationInput | undefined
   /** A call with no response and no progress for this long fails. Default 10 minutes. */
   readonly toolTimeout?: Duration.DurationInput | undefined
+  /**
+   * The most tokens of text (about four characters each) a call's result hands on; more is cut, with a note.
+   * Default: `MAX_MCP_OUTPUT_TOKENS`, else 25,000. (`connectTimeout` defaults to `MCP_TIMEOUT` and `toolTimeout`
+   * to `MCP_TOOL_TIMEOUT`, in milliseconds, when those are set.)
+   */
+  readonly maxOutputTokens?: number | undefined
   /** The backoff between connection attempts; it restarts after each successful connection. */
   readonly reconnectSchedule?: Schedule.Schedule<unknown, unknown> | undefined
   /** How long a call waits for a (re)connection before failing. Default 30 s. */
@@ -23,8 +29,8 @@ export interface McpOptions {
   readonly samplingModel?: string | undefined
 }
 
-/** Where a server's connection stands. */
-export type ServerState = "connecting" | "connected" | "reconnecting" | "failed" | "closed"
+/** Where a server's connection stands; "invalid": its configuration entry is invalid, it is not started. */
+export type ServerState = "connecting" | "connected" | "reconnecting" | "failed" | "closed" | "invalid"
 
 /** One server as the client side sees it. */
 export interface ServerStatus {

@@ -2,7 +2,7 @@
  * The session a set of calls belongs to: its id, directories, working-directory context and shared state.
  * Implemented by `SessionLive` (src/layers/session).
  */
-import { Context, Effect, FiberRef, Option, type Ref } from "effect"
+import { Context, Effect, FiberRef, Option, type Ref, type SubscriptionRef } from "effect"
 import type * as Tool from "../domain/Tool.js"
 
 /** The port. */
@@ -14,8 +14,11 @@ export class Session extends Context.Tag("armature/Session")<
     readonly projectDir: string
     /** Where Armature keeps its files (persisted results, transcripts, background output). */
     readonly stateDir: string
-    /** The working directory and anything else context modifiers change (docs/executor.md). */
-    readonly context: Ref.Ref<Tool.SessionContext>
+    /**
+     * The working directory and anything else context modifiers change (docs/executor.md); a SubscriptionRef, so
+     * that whoever must follow the working directory (MCP roots) sees each change as it happens.
+     */
+    readonly context: SubscriptionRef.SubscriptionRef<Tool.SessionContext>
     readonly state: Tool.SessionState
     readonly transcriptPath: string
   }

@@ -146,3 +146,69 @@ describe("McpConfig sampling policies", () => {
     expect(Either.isLeft(McpConfig.samplingPoliciesOf({ mcpSampling: { a: "yes" } }))).toBe(true)
   })
 })
+
+describe("McpConfig, one entry at a time", () => {
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: an unset ${VAR} is what this test is about
+  const text = JSON.stringify({ mcpServers: { bad: { command: "${UNSET_ONE}" }, ok: { command: "srv" } } })
+
+  it("an invalid entry is skipped with its issues; the others decode", () => {
+    expect(McpConfig.decodeTextLenient("/p/.mcp.json", text, {})).toEqual(
+      Either.right({
+        config: { mcpServers: { ok: { command: "srv", args: [], env: {} } } },
+        skipped: [{ server: "bad", issues: ["mcpServers.bad.command: environment variable UNSET_ONE is not set"] }]
+      })
+    )
+    const skipped = { server: "bad", issues: ["a: x", "b: y"] }
+    expect(McpConfig.skippedNotice("/p/.mcp.json", skipped)).toEqual(
+      'armature: MCP server "bad" of /p/.mcp.json is disabled: a: x; b: y'
+    )
+  })
+
+  it("a file of the wrong shape still fails as a whole", () => {
+    expect(Either.isLeft(McpConfig.decodeTextLenient("f", '{"servers":{}}'))).toBe(true)
+    expect(Either.isLeft(McpConfig.decodeTextLenient("f", "{"))).toBe(true)
+  })
+})
+
+describe("McpConfig.toolName", () => {
+  it.prop(
+    "names are at most 128 characters, the same for the same tool, kept whole when they fit, with the server prefix",
+    [fc.string({ maxLength: 80 }), fc.string({ maxLength: 200 })],
+    ([server, toolName]) => {
+      const name = McpConfig.toolName(server, toolName)
+      const full = `mcp__${McpConfig.normalizeName(server)}__${McpConfig.normalizeName(toolName)}`
+      expect(name.length).toBeLessThanOrEqual(128)
+      expect(name).toMatch(/^[a-zA-Z0-9_-]+$/)
+      expect(McpConfig.toolName(server, toolName)).toEqual(name)
+      if (full.length <= 128) expect(name).toEqual(full)
+      else expect(name.slice(0, 119)).toEqual(full.slice(0, 119))
+    }
+  )
+
+  it("two long names that differ only at the end stay apart", () => {
+    const a = McpConfig.toolName("srv", `${"x".repeat(150)}a`)
+    const b = McpConfig.toolName("srv", `${"x".repeat(150)}b`)
+    expect([a.length, b.length]).toEqual([128, 128])
+    expect(a).not.toEqual(b)
+  })
+})
+
+describe("McpConfig.envTunables", () => {
+  it("reads MCP_TIMEOUT, MCP_TOOL_TIMEOUT and MAX_MCP_OUTPUT_TOKENS; a bad value is named and ignored", () => {
+    expect(McpConfig.envTunables({ MCP_TIMEOUT: "2000", MAX_MCP_OUTPUT_TOKENS: "50000" })).toEqual({
+      connectTimeoutMs: 2000,
+      toolTimeoutMs: undefined,
+      maxOutputTokens: 50000,
+      issues: []
+    })
+    expect(McpConfig.envTunables({ MCP_TOOL_TIMEOUT: "2s", MCP_TIMEOUT: "0" })).toEqual({
+      connectTimeoutMs: undefined,
+      toolTimeoutMs: undefined,
+      maxOutputTokens: undefined,
+      issues: [
+        'MCP_TIMEOUT="0" is not a positive whole number; it is ignored',
+        'MCP_TOOL_TIMEOUT="2s" is not a positive whole number; it is ignored'
+      ]
+    })
+  })
+})

@@ -13,6 +13,7 @@ import { type CallToolResult, ErrorCode, type JSONRPCMessage, McpError } from "@
 import { Effect, Fiber, Option, Queue, Schema } from "effect"
 import { ToolFailure } from "../../domain/Errors.js"
 import * as Spans from "../observability/Spans.js"
+import { errorText } from "./McpToolShape.js"
 
 /** The connection ended while a call was in flight. */
 export class Disconnected extends Schema.TaggedError<Disconnected>()("Disconnected", { reason: Schema.String }) {}
@@ -23,8 +24,6 @@ export interface ProgressData {
   readonly total: number | undefined
   readonly message: string | undefined
 }
-
-const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
 /** The longest timeout a timer takes; the SDK's own request timeout is pushed out to it. */
 const maxTimerMs = 2 ** 31 - 1
@@ -92,7 +91,7 @@ const request = (
         if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
           resume(Effect.fail(new Disconnected({ reason: error.message })))
         } else if (error instanceof McpError) {
-          resume(Effect.fail(new ToolFailure({ message: `MCP server ${target.server}: ${error.message}` })))
+          resume(Effect.fail(new ToolFailure({ message: `MCP server ${target.server}: ${errorText(error)}` })))
         } else if (target.http) {
           target.client.close().catch(() => undefined)
           resume(Effect.fail(new Disconnected({ reason: errorText(error) })))

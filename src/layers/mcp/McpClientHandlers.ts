@@ -12,7 +12,7 @@ import {
   ListRootsRequestSchema,
   type Root
 } from "@modelcontextprotocol/sdk/types.js"
-import { Effect, Option, Ref } from "effect"
+import { Effect, Option, Ref, Stream } from "effect"
 import type { Approver } from "../../services/Approver.js"
 import type { ElicitationAnswer, McpElicitor } from "../../services/McpClients.js"
 import type { Session } from "../../services/Session.js"
@@ -48,7 +48,11 @@ export const elicitorOf = (
     () => Option.flatMap(approver, (a) => Option.fromNullable(a.elicit))
   )
 
-/** Installs the handlers on a client of server `server`; returns the effect that notifies a change of roots. */
+/**
+ * Installs the handlers on a client of server `server`, and announces a change of roots as soon as the session's
+ * working directory changes (for as long as the current scope: the connection's). Returns the effect that
+ * announces a change not yet announced (the calls run it too, in case a change raced the connection).
+ */
 export const install = (
   client: Client,
   server: string,
@@ -74,10 +78,17 @@ export const install = (
       )
     })
     /** Sends `notifications/roots/list_changed` if the roots differ from the last ones announced. */
-    return Effect.gen(function* () {
+    const announce = Effect.gen(function* () {
       const now = JSON.stringify(yield* roots())
       if ((yield* Ref.getAndSet(announced, now)) !== now) {
         yield* Effect.promise(() => client.sendRootsListChanged().catch(() => undefined))
       }
     })
+    yield* session.context.changes.pipe(
+      Stream.map((context) => context.cwd),
+      Stream.changes,
+      Stream.runForEach(() => announce),
+      Effect.forkScoped
+    )
+    return announce
   })

@@ -6,7 +6,7 @@ import * as Path from "node:path"
 import { Effect, Either, Layer, Option } from "effect"
 import * as McpConfig from "../../domain/McpConfig.js"
 import { Approver } from "../../services/Approver.js"
-import { McpClients } from "../../services/McpClients.js"
+import { McpClients, type ServerStatus } from "../../services/McpClients.js"
 import { Settings } from "../../services/Settings.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
 import * as McpProjectApproval from "./McpProjectApproval.js"
@@ -20,8 +20,13 @@ export type Options = McpSupervisor.Options
  * Connects to every server of `config` in parallel without waiting: a slow server does not block the layer nor
  * the others, its tools appear when it is ready. Needs a ToolRegistry and a Session.
  */
-export const make = (config: McpConfig.McpConfig, options: Options = {}) =>
+export const make = (
+  config: McpConfig.McpConfig,
+  options: Options = {},
+  invalid: ReadonlyArray<McpConfig.SkippedServer> = []
+) =>
   Effect.gen(function* () {
+    for (const issue of McpConfig.envTunables(process.env).issues) yield* Effect.logWarning(issue)
     const entries = Object.entries(config.mcpServers)
     const supervisors = yield* Effect.forEach(entries, ([name, server]) => McpSupervisor.start(name, server, options))
     if (supervisors.length > 0) {
@@ -33,8 +38,20 @@ export const make = (config: McpConfig.McpConfig, options: Options = {}) =>
       }).pipe(Effect.orDie)
       yield* Effect.forEach(tools, (tool) => registry.registerScoped(tool).pipe(Effect.orDie), { discard: true })
     }
+    const disabled = invalid.map(
+      (skipped): ServerStatus => ({
+        name: skipped.server,
+        state: "invalid",
+        tools: [],
+        connections: 0,
+        lastError: skipped.issues.join("; ")
+      })
+    )
     return McpClients.of({
-      servers: Effect.forEach(supervisors, (s) => s.status),
+      servers: Effect.map(
+        Effect.forEach(supervisors, (s) => s.status),
+        (statuses) => [...statuses, ...disabled]
+      ),
       ready: Effect.forEach(supervisors, (s) => s.ready, { concurrency: "unbounded", discard: true })
     })
   })
@@ -43,19 +60,38 @@ export const make = (config: McpConfig.McpConfig, options: Options = {}) =>
 export const layer = (config: McpConfig.McpConfig, options: Options = {}) =>
   Layer.scoped(McpClients, make(config, options))
 
-/** Reads and decodes a `.mcp.json` file, expanding `${VAR}` from the environment; errors name the file and path. */
+/**
+ * Reads and decodes a `.mcp.json` file, expanding `${VAR}` from the environment. An invalid server entry is left
+ * out (and returned among `skipped`) so the others still start; a file that cannot be read or is not a
+ * `{"mcpServers": {...}}` object fails, naming the file and path.
+ */
 export const readConfig = (path: string) =>
   Effect.tryPromise({
     try: () => Fs.readFile(path, "utf8"),
     catch: (e) =>
       new McpConfig.McpConfigError({ file: path, reason: `cannot be read (${e instanceof Error ? e.message : e})` })
-  }).pipe(Effect.flatMap((text) => McpConfig.decodeText(path, text, process.env)))
+  }).pipe(Effect.flatMap((text) => McpConfig.decodeTextLenient(path, text, process.env)))
 
-/** The client side for the servers of a `.mcp.json` file (`--mcp-config FILE`). */
-export const layerFromFile = (path: string, options: Options = {}) =>
+const stderrNotice = (line: string) => {
+  process.stderr.write(`${line}\n`)
+}
+
+/** Reads a file and says on `notice` which of its entries are disabled as invalid. */
+const readAndReport = (path: string, notice: (line: string) => void) =>
+  Effect.tap(readConfig(path), ({ skipped }) =>
+    Effect.sync(() => {
+      for (const entry of skipped) notice(McpConfig.skippedNotice(path, entry))
+    })
+  )
+
+/**
+ * The client side for the servers of a `.mcp.json` file (`--mcp-config FILE`); an invalid entry disables that
+ * server only, with one line on `notice` (default: stderr).
+ */
+export const layerFromFile = (path: string, options: Options = {}, notice: (line: string) => void = stderrNotice) =>
   Layer.scoped(
     McpClients,
-    Effect.flatMap(readConfig(path), (config) => make(config, options))
+    Effect.flatMap(readAndReport(path, notice), ({ config, skipped }) => make(config, options, skipped))
   )
 
 /** Where the client side finds its servers. */
@@ -64,7 +100,7 @@ export interface Sources {
   readonly projectDir: string
   /** `--mcp-config` files: their servers are added (and replace project servers of the same name). */
   readonly mcpConfigFiles?: ReadonlyArray<string> | undefined
-  /** Where the one-line notice about unapproved project servers goes. Default: stderr. */
+  /** Where the one-line notices (unapproved project servers, invalid entries) go. Default: stderr. */
   readonly notice?: ((line: string) => void) | undefined
 }
 
@@ -75,7 +111,8 @@ export const projectFileName = ".mcp.json"
  * The configured servers: the approved ones of the project's `.mcp.json` (absent file: none), then those of every
  * `--mcp-config` file. A project server the settings leave open is put to the Approver when it can ask (the
  * terminal), and the answer remembered; otherwise it is not started, and one line on stderr says which and how
- * to approve them.
+ * to approve them. An invalid entry (e.g. an unset `${VAR}`) disables that server only, with one line on stderr
+ * (not for a project server the settings disable); the disabled ones are returned as `skipped`.
  */
 export const resolveConfig = (sources: Sources) =>
   Effect.gen(function* () {
@@ -88,17 +125,26 @@ export const resolveConfig = (sources: Sources) =>
         () => false
       )
     )
+    const notice = sources.notice ?? stderrNotice
     const configs: Array<McpConfig.McpConfig> = []
+    const skipped: Array<McpConfig.SkippedServer> = []
     const fromProject = new Set<string>()
-    const given = yield* Effect.forEach(sources.mcpConfigFiles ?? [], readConfig)
+    const files = sources.mcpConfigFiles ?? []
+    const given = yield* Effect.forEach(files, (file) => readAndReport(file, notice))
     // A project server that a --mcp-config file replaces is neither asked about nor reported.
-    const replaced = new Set(given.flatMap((config) => Object.keys(config.mcpServers)))
+    const replaced = new Set(given.flatMap(({ config }) => Object.keys(config.mcpServers)))
     if (exists) {
-      const project = yield* readConfig(projectFile)
+      const read = yield* readConfig(projectFile)
+      const project = read.config
       const approval = yield* Either.match(McpConfig.approvalOf(settings.settings), {
         onLeft: (reason) => Effect.fail(new McpConfig.McpConfigError({ file: projectFile, reason })),
         onRight: Effect.succeed
       })
+      for (const entry of read.skipped) {
+        if (replaced.has(entry.server) || McpConfig.projectDecision(entry.server, approval) === "disabled") continue
+        notice(McpConfig.skippedNotice(projectFile, entry))
+        skipped.push(entry)
+      }
       const all = McpConfig.approvedProjectServers(project, approval)
       const decided = { ...all, unapproved: all.unapproved.filter((name) => !replaced.has(name)) }
       // On a terminal the user is asked about the servers the settings leave open; the answers are remembered.
@@ -117,26 +163,28 @@ export const resolveConfig = (sources: Sources) =>
         ...Option.toArray(problem),
         ...(unapproved.length > 0 ? [McpConfig.unapprovedNotice(projectFile, unapproved)] : [])
       ]) {
-        if (sources.notice !== undefined) sources.notice(line)
-        else process.stderr.write(`${line}\n`)
+        notice(line)
       }
       configs.push(approved)
       for (const name of Object.keys(approved.mcpServers)) fromProject.add(name)
     }
-    for (const config of given) {
+    for (const { config, skipped: invalid } of given) {
       for (const name of Object.keys(config.mcpServers)) fromProject.delete(name)
       configs.push(config)
+      skipped.push(...invalid)
     }
     const policies = yield* Either.match(McpConfig.samplingPoliciesOf(settings.settings), {
       onLeft: (reason) => Effect.fail(new McpConfig.McpConfigError({ file: "settings (mcpSampling)", reason })),
       onRight: Effect.succeed
     })
-    return McpConfig.applySamplingPolicies(McpConfig.mergeConfigs(configs), policies, fromProject)
+    const config = McpConfig.applySamplingPolicies(McpConfig.mergeConfigs(configs), policies, fromProject)
+    // A server that a later file configures validly is not disabled by an earlier invalid entry.
+    return { config, skipped: skipped.filter((s) => !Object.hasOwn(config.mcpServers, s.server)) }
   })
 
 /** The client side for the project's approved servers plus those of `--mcp-config` files. Needs Settings. */
 export const layerFromSources = (sources: Sources, options: Options = {}) =>
   Layer.scoped(
     McpClients,
-    Effect.flatMap(resolveConfig(sources), (config) => make(config, options))
+    Effect.flatMap(resolveConfig(sources), ({ config, skipped }) => make(config, options, skipped))
   )

@@ -42,7 +42,7 @@ import { ToolRegistry } from "../../services/ToolRegistry.js"
 import * as McpCall from "./McpCall.js"
 import * as McpClientHandlers from "./McpClientHandlers.js"
 import * as McpSampling from "./McpSampling.js"
-import { inputSchemaOf, textOf, toContent } from "./McpToolShape.js"
+import { capOutput, errorText, inputSchemaOf, textOf, toContent, withServerHints } from "./McpToolShape.js"
 
 /** Tunables of the client side (declared with the service, whose module needs no MCP SDK). */
 export type Options = McpOptions
@@ -73,8 +73,6 @@ export interface Supervisor {
   /** Runs a request on the connected client (waiting for a connection like a call does). */
   readonly withClient: <A>(f: (client: Client) => Promise<A>) => Effect.Effect<A, ToolFailure>
 }
-
-const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
 export { inputSchemaOf, toContent } from "./McpToolShape.js"
 
@@ -189,8 +187,12 @@ export const start = (
       yield* Effect.serviceOption(LanguageModel),
       (model): McpSampling.Sampler => ({ model, modelName: options.samplingModel ?? defaultModel, approver })
     )
-    const connectTimeout = Duration.decode(options.connectTimeout ?? "30 seconds")
-    const toolTimeoutMs = Duration.toMillis(Duration.decode(options.toolTimeout ?? "10 minutes"))
+    const fromEnv = McpConfig.envTunables(process.env)
+    const connectTimeout = Duration.decode(options.connectTimeout ?? fromEnv.connectTimeoutMs ?? "30 seconds")
+    const toolTimeoutMs = Duration.toMillis(
+      Duration.decode(options.toolTimeout ?? fromEnv.toolTimeoutMs ?? "10 minutes")
+    )
+    const maxOutputTokens = options.maxOutputTokens ?? fromEnv.maxOutputTokens ?? McpConfig.defaultMaxOutputTokens
     const reconnectWait = Duration.decode(options.reconnectWait ?? "30 seconds")
     const schedule = options.reconnectSchedule ?? defaultReconnectSchedule
 
@@ -279,8 +281,9 @@ export const start = (
           "retriedAfter" in result
             ? `[MCP server ${name} disconnected during this call (${result.retriedAfter}); it was retried once after reconnecting, as ${tool} is read-only]`
             : undefined
+        const content = capOutput(toContent(result), maxOutputTokens)
         const blocks: ReadonlyArray<ResultContentBlock> =
-          retried === undefined ? toContent(result) : [...toContent(result), { type: "text", text: retried }]
+          retried === undefined ? content : [...content, { type: "text", text: retried }]
         if (result.isError === true) {
           const text = textOf(blocks)
           return yield* Effect.fail(
@@ -310,7 +313,12 @@ export const start = (
         interruptBehavior: "cancel",
         call: callTool(spec.name, readOnly),
         toResult: (blocks) => blocks as ReadonlyArray<ResultContentBlock>
-      }).pipe(Effect.map((tool): Tool.Any => ({ ...tool, inputJsonSchema: jsonSchema as Tool.JsonObjectSchema })))
+      }).pipe(
+        Effect.map(
+          (tool): Tool.Any =>
+            withServerHints({ ...tool, inputJsonSchema: jsonSchema as Tool.JsonObjectSchema }, spec.annotations)
+        )
+      )
     }
 
     const listAll = (client: Client) =>
@@ -364,7 +372,15 @@ export const start = (
       client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
         run(
           sync(client).pipe(
-            Effect.catchAll((e) => Effect.logWarning(`MCP server ${name}: refreshing tools failed: ${e.reason}`))
+            // A refresh that fails because the connection is closing (the scope ends, the server went away) is
+            // no news: the supervisor reconnects, or everything is shutting down.
+            Effect.catchAll((e) =>
+              Effect.flatMap(Deferred.isDone(closed), (gone) =>
+                gone || client.transport === undefined || /not connected/i.test(e.reason)
+                  ? Effect.logDebug(`MCP server ${name}: refreshing tools skipped: ${e.reason}`)
+                  : Effect.logWarning(`MCP server ${name}: refreshing tools failed: ${e.reason}`)
+              )
+            )
           )
         )
       })

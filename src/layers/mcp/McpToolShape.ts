@@ -2,11 +2,12 @@
  * The shape of an MCP tool in Armature: its input Schema (any object, validated by ajv against the server's JSON
  * Schema with readable issues) and its result content mapped to tool_result blocks.
  */
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
+import type { CallToolResult, ToolAnnotations } from "@modelcontextprotocol/sdk/types.js"
 import type * as AjvModule from "ajv"
 import type { ErrorObject } from "ajv"
 import { Option, ParseResult, Schema, SchemaAST } from "effect"
 import type { ResultContentBlock } from "../../domain/Blocks.js"
+import type * as Tool from "../../domain/Tool.js"
 import * as Vendored from "../platform/Vendored.js"
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -99,6 +100,40 @@ export const inputSchemaOf = (jsonSchema: Record<string, unknown>): Schema.Schem
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// Errors.
+
+/**
+ * The message of an error from the SDK. A server that answers with an error whose message already carries the
+ * SDK's "MCP error CODE: " prefix (another SDK's McpError) would have it twice; it is said once.
+ */
+export const errorText = (e: unknown): string =>
+  (e instanceof Error ? e.message : String(e)).replace(/^(MCP error -?\d+: )(?:MCP error -?\d+: )+/, "$1")
+
+// ---------------------------------------------------------------------------------------------------------------
+// Hints: what the server said of the tool beyond read-only and destructive.
+
+/** The server's `idempotentHint` and `openWorldHint` of a proxied tool, as given (absent when not given). */
+export interface ServerHints {
+  readonly idempotentHint?: boolean
+  readonly openWorldHint?: boolean
+}
+
+/** A proxied tool carrying its server's hints, so `mcp serve` can pass them on. */
+export const withServerHints = (tool: Tool.Any, annotations: ToolAnnotations | undefined): Tool.Any => {
+  const hints: ServerHints = {
+    ...(typeof annotations?.idempotentHint === "boolean" ? { idempotentHint: annotations.idempotentHint } : {}),
+    ...(typeof annotations?.openWorldHint === "boolean" ? { openWorldHint: annotations.openWorldHint } : {})
+  }
+  return Object.assign({}, tool, { mcpServerHints: hints })
+}
+
+/** The server's hints of a proxied tool (none for other tools). */
+export const serverHintsOf = (tool: Tool.Any): ServerHints =>
+  "mcpServerHints" in tool && typeof tool.mcpServerHints === "object" && tool.mcpServerHints !== null
+    ? (tool.mcpServerHints as ServerHints)
+    : {}
+
+// ---------------------------------------------------------------------------------------------------------------
 // Output: MCP content blocks to tool_result content.
 
 /** Maps an MCP tool result's content to tool_result blocks (text and image; others described in text). */
@@ -135,3 +170,30 @@ export const textOf = (blocks: ReadonlyArray<ResultContentBlock>): string =>
     .filter((b) => b.type === "text")
     .map((b) => b.text)
     .join("\n")
+
+/**
+ * Cuts a result's text to about `maxTokens` tokens (`MAX_MCP_OUTPUT_TOKENS`, four characters a token): text blocks are kept in order until
+ * the budget runs out, the one that crosses it is cut, later ones dropped (images stay), and a last text block says
+ * how large the output was and how to get less. Within the budget the blocks are returned as they are.
+ */
+export const capOutput = (
+  blocks: ReadonlyArray<ResultContentBlock>,
+  maxTokens: number
+): ReadonlyArray<ResultContentBlock> => {
+  const total = blocks.reduce((n, b) => n + (b.type === "text" ? b.text.length : 0), 0)
+  if (Math.ceil(total / 4) <= maxTokens) return blocks
+  let budget = maxTokens * 4
+  const kept: Array<ResultContentBlock> = []
+  for (const block of blocks) {
+    if (block.type !== "text") kept.push(block)
+    else if (budget > 0) {
+      kept.push(block.text.length <= budget ? block : { type: "text", text: block.text.slice(0, budget) })
+      budget -= Math.min(budget, block.text.length)
+    }
+  }
+  kept.push({
+    type: "text",
+    text: `[MCP tool output truncated: about ${Math.ceil(total / 4)} tokens, over the limit of ${maxTokens} (MAX_MCP_OUTPUT_TOKENS); ask the tool for less, with its pagination, filter or limit arguments if it has them]`
+  })
+  return kept
+}

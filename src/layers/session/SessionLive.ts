@@ -4,7 +4,7 @@
  */
 import * as Crypto from "node:crypto"
 import * as Path from "node:path"
-import { Config, Effect, Layer, Option, Ref } from "effect"
+import { Config, Effect, Layer, Option, SubscriptionRef } from "effect"
 import * as Tool from "../../domain/Tool.js"
 import { Session } from "../../services/Session.js"
 
@@ -34,7 +34,7 @@ export const make = (options: SessionOptions) =>
       id,
       projectDir,
       stateDir,
-      context: yield* Ref.make<Tool.SessionContext>({ cwd }),
+      context: yield* SubscriptionRef.make<Tool.SessionContext>({ cwd }),
       state: yield* Tool.makeSessionState,
       transcriptPath: Path.join(stateDir, "transcripts", `${id}.jsonl`)
     })

@@ -23,9 +23,9 @@ describe("McpClientsLive tools/list pagination", () => {
     return Effect.gen(function* () {
       yield* ready
       const names = (yield* Effect.flatMap(ToolRegistry, (r) => r.all)).map((t) => t.name)
-      expect(names.filter((n) => n.startsWith("mcp__")).length).toEqual(11)
+      expect(names.filter((n) => n.startsWith("mcp__")).length).toEqual(12)
       expect(names).toContain("mcp__paged__image")
-      // 11 tools in pages of 2: six requests, each after the first with the cursor the previous page gave
+      // 12 tools in pages of 2: six requests, each after the first with the cursor the previous page gave
       expect(cursorsIn(log)).toEqual([null, "2", "4", "6", "8", "10"])
       expect(textOf(yield* call("mcp__paged__write", { text: "paged" }))).toEqual("wrote paged")
     }).pipe(Effect.provide(clientLayer({ paged: fixtureServer({ FIXTURE_PAGE_SIZE: "2", FIXTURE_LOG: log }) })))

@@ -126,6 +126,7 @@ layer(withExecutor(clientLayer({ fixture: fixtureServer() })), { excludeTestServ
           "mcp__fixture__add_tool",
           "mcp__fixture__ask_model",
           "mcp__fixture__ask_user",
+          "mcp__fixture__big",
           "mcp__fixture__burst",
           "mcp__fixture__crash",
           "mcp__fixture__fail",
@@ -159,7 +160,7 @@ layer(withExecutor(clientLayer({ fixture: fixtureServer() })), { excludeTestServ
         })
         const status = yield* Effect.flatMap(McpClients, (m) => m.servers)
         expect(status.map((s) => [s.name, s.state, s.connections, s.tools.length])).toEqual([
-          ["fixture", "connected", 1, 11]
+          ["fixture", "connected", 1, 12]
         ])
       })
     )
@@ -302,7 +303,7 @@ layer(withExecutor(clientLayer({ fixture: fixtureServer() })), { excludeTestServ
         yield* waitFor(registry.lookup("mcp__fixture__fresh"))
         expect(textOf(yield* call("mcp__fixture__fresh", {}))).toEqual("hello from fresh")
         const status = yield* Effect.flatMap(McpClients, (m) => m.servers)
-        expect(status.map((s) => [s.connections, s.tools.length])).toEqual([[1, 12]])
+        expect(status.map((s) => [s.connections, s.tools.length])).toEqual([[1, 13]])
       })
     )
 
@@ -329,7 +330,7 @@ layer(withExecutor(clientLayer({ fixture: fixtureServer() })), { excludeTestServ
           )
         )
         const status = yield* Effect.flatMap(McpClients, (m) => m.servers)
-        expect(status.map((s) => [s.state, s.connections, s.tools.length])).toEqual([["connected", 2, 11]])
+        expect(status.map((s) => [s.state, s.connections, s.tools.length])).toEqual([["connected", 2, 12]])
         expect((yield* stats).pid).not.toEqual(before)
       })
     )
