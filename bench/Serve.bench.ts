@@ -20,6 +20,9 @@ import * as Postgres from "../test/fixtures/Postgres.js"
 const sessions = Math.max(2, Number(process.env.BENCH_SESSIONS ?? 40))
 const runs = Math.max(1, Number(process.env.BENCH_RUNS ?? 2))
 const bin = Path.resolve(import.meta.dirname, "../bin/armature.mjs")
+/** The bearer token the runners are given (ARMATURE_SERVE_TOKEN) and every request sends. */
+const token = "serve-bench-token-0123456789"
+const authorization = { authorization: `Bearer ${token}` }
 
 const freePort = () =>
   Effect.async<number>((resume) => {
@@ -46,7 +49,13 @@ const runner = (database: string, dir: string, modelUrl: string) =>
       [bin, "serve", "--database", database, "--port", "0", "--runner-port", String(runnerPort), "--cwd", dir],
       {
         cwd: dir,
-        env: { ...process.env, ANTHROPIC_API_KEY: "bench", ANTHROPIC_BASE_URL: modelUrl, HOME: dir },
+        env: {
+          ...process.env,
+          ANTHROPIC_API_KEY: "bench",
+          ANTHROPIC_BASE_URL: modelUrl,
+          HOME: dir,
+          ARMATURE_SERVE_TOKEN: token
+        },
         stdio: ["ignore", "ignore", "pipe"]
       }
     )
@@ -73,7 +82,7 @@ const runner = (database: string, dir: string, modelUrl: string) =>
 const post = async (url: string, body: unknown): Promise<string> => {
   const response = await fetch(url, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", ...authorization },
     body: JSON.stringify(body)
   })
   const json = (await response.json()) as { session_id: string }
@@ -82,7 +91,7 @@ const post = async (url: string, body: unknown): Promise<string> => {
 }
 
 const stateOf = async (url: string, id: string): Promise<string> => {
-  const response = await fetch(`${url}/sessions/${id}`)
+  const response = await fetch(`${url}/sessions/${id}`, { headers: authorization })
   return ((await response.json()) as { state: string }).state
 }
 

@@ -1,6 +1,6 @@
 /**
  * Armature as a library: define a tool, build the engine with one line, run a batch.
- * Run: node --import tsx examples/library.ts   (an application writes `from "armature"`)
+ * Run: node --import tsx examples/library.ts   (an application writes `from "effect-armature"`)
  */
 import { Effect, Schema } from "effect"
 import { Armature, Tool, ToolExecutor } from "../src/index.js"

@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // Builds what the package ships, into dist/:
-// - the library: ESM .js, .d.ts and source maps of every module under src/ (tsc -p tsconfig.build.json);
+// - the library: ESM .js and .d.ts of every module under src/ (tsc -p tsconfig.build.json), with the few
+//   @effect/platform-node modules it uses bundled into dist/layers/platform/ (see vendorPlatform); then the same
+//   modules as CommonJS, with their declarations, in dist/cjs/ (a package.json there says "commonjs");
 // - the CLI: src/programs/main.ts bundled by esbuild into dist/cli/ with its dependencies inlined and
 //   tree-shaken, so `armature` starts without resolving thousands of files. Code that only some commands need
 //   (the MCP SDK, the Anthropic SDK) sits behind dynamic imports and lands in chunks loaded on demand;
@@ -151,6 +153,78 @@ const buildLibrary = () =>
     tsc.on("error", reject)
     tsc.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`tsc -p tsconfig.build.json exited ${code}`))))
   })
+    .then(vendorPlatform)
+    .then(buildCommonJs)
+
+// The library imports five modules of @effect/platform-node (the file system, path, command executor, terminal and
+// stream adapter) and, lazily, its undici HTTP client, through src/layers/platform/. Depending on
+// @effect/platform-node would install its peers (cluster, rpc, sql, workflow, experimental) and dependencies
+// (@parcel/watcher, ws, kubernetes-types): more than half of an application's node_modules. Instead, the two
+// modules of dist/layers/platform/ are rebuilt with what they import from @effect/platform-node inlined; `effect`,
+// `@effect/platform`, `undici` (a dependency) and Node's built-ins stay imports, so the application's one copy of
+// Effect is the one used.
+const vendored = ["layers/platform/NodePlatform.js", "layers/platform/NodeHttp.js"]
+const vendorPlatform = async () => {
+  const keep = /^(effect|@effect\/platform|undici)(\/|$)|^node:/
+  const inlinePlatformNode = {
+    name: "inline-platform-node",
+    setup(build) {
+      build.onResolve({ filter: /.*/ }, (args) =>
+        args.kind === "entry-point" || args.path.startsWith(".") || !keep.test(args.path) ? undefined : { external: true }
+      )
+    }
+  }
+  await Promise.all(
+    vendored.map((file) =>
+      build({
+        entryPoints: [Path.join(root, "dist", file)],
+        outfile: Path.join(root, "dist", file),
+        allowOverwrite: true,
+        bundle: true,
+        platform: "node",
+        format: "esm",
+        target: "node20",
+        plugins: [inlinePlatformNode],
+        banner: { js: "// Bundles modules of @effect/platform-node and @effect/platform-node-shared (MIT licence, Effectful Technologies Inc.)." },
+        logLevel: "warning"
+      })
+    )
+  )
+}
+
+// dist/cjs/: every module of the library as CommonJS, converted file by file from the ESM build (relative imports
+// stay relative, so dist/cjs mirrors dist/), for applications that `require("effect-armature")`. Dynamic imports
+// become require() (Node 20.19+ can require the ES-module-only optional peers). `import.meta.url` becomes the
+// file's URL. The declarations are copied next to them: under dist/cjs (a "commonjs" package scope), TypeScript
+// reads them as CommonJS declarations, which is what a CommonJS consumer's `require` gets.
+const buildCommonJs = async () => {
+  const out = Path.join(root, "dist/cjs")
+  const library = (dir) =>
+    Fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+      const path = Path.join(dir, entry.name)
+      if (entry.isDirectory()) return dir === Path.join(root, "dist") && ["cli", "grammars", "cjs"].includes(entry.name) ? [] : library(path)
+      return [path]
+    })
+  const files = library(Path.join(root, "dist"))
+  await build({
+    entryPoints: files.filter((f) => f.endsWith(".js")),
+    outbase: Path.join(root, "dist"),
+    outdir: out,
+    bundle: false,
+    platform: "node",
+    format: "cjs",
+    target: "node20",
+    define: { "import.meta.url": "__armatureImportMetaUrl" },
+    banner: { js: 'const __armatureImportMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
+    logLevel: "warning"
+  })
+  for (const file of files.filter((f) => f.endsWith(".d.ts"))) {
+    const to = Path.join(out, Path.relative(Path.join(root, "dist"), file))
+    Fs.mkdirSync(Path.dirname(to), { recursive: true })
+    Fs.copyFileSync(file, to)
+  }
+  Fs.writeFileSync(Path.join(out, "package.json"), `${JSON.stringify({ type: "commonjs" }, null, 2)}\n`)
+}
 
 // The bash grammar: only its .wasm is used, so the package ships that file (with its licence) instead of
 // depending on tree-sitter-bash, whose sources and native bindings weigh 20 MB.

@@ -19,7 +19,6 @@
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
 import type { CommandExecutor, FileSystem, Path } from "@effect/platform"
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import { Effect, Layer, Schema, Stream } from "effect"
 import type { DuplicateToolError } from "./domain/Errors.js"
 import type * as McpConfig from "./domain/McpConfig.js"
@@ -32,6 +31,7 @@ import * as HooksLive from "./layers/hooks/HooksLive.js"
 import * as CallbackApprover from "./layers/permissions/CallbackApprover.js"
 import * as ReadGuardLive from "./layers/permissions/ReadGuardLive.js"
 import * as RulePermissionPolicy from "./layers/permissions/RulePermissionPolicy.js"
+import * as NodePlatform from "./layers/platform/NodePlatform.js"
 import * as ToolRegistryLive from "./layers/registry/ToolRegistryLive.js"
 import * as FsResultStore from "./layers/results/FsResultStore.js"
 import * as MemoryResultStore from "./layers/results/MemoryResultStore.js"
@@ -58,7 +58,7 @@ import type { ToolExecutor } from "./services/ToolExecutor.js"
 import type { ToolRegistry } from "./services/ToolRegistry.js"
 import type { Transcript } from "./services/Transcript.js"
 
-/** The platform services the engine runs on; `layerNode` provides them with `NodeContext.layer`. */
+/** The platform services the engine runs on; `layerNode` provides them (and the terminal) with `NodePlatform.layer`. */
 export type Platform = CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path
 
 /** The session-level services every other part may use: session, settings and the shell analyzer. */
@@ -81,7 +81,7 @@ export type ToolContext = ToolRegistry | Stages | Base | Platform
 export type Services = ToolExecutor | ToolRegistry | McpClients | LanguageModel | Transcript | Stages | Base
 
 /** Everything `Armature.layerNode` provides: `Services` plus the Node platform. */
-export type NodeServices = Services | NodeContext.NodeContext
+export type NodeServices = Services | NodePlatform.NodePlatform
 
 /** A tool given to the preset: a made tool (`Tool.make(...)`) or a layer that registers tools. */
 export type ToolInput<E, R> = Effect.Effect<Tool.Any, E, R> | Layer.Layer<never, E, R>
@@ -144,7 +144,7 @@ export interface Options<E = never> {
 
   /**
    * The language model of the agent loop: `"anthropic"` reads `ANTHROPIC_API_KEY` and `ANTHROPIC_BASE_URL` (loads
-   * the Anthropic SDK), or a Layer of your own (e.g. `ScriptedLanguageModel` from `armature/testing`). Without one,
+   * the Anthropic SDK), or a Layer of your own (e.g. `ScriptedLanguageModel` from `effect-armature/testing`). Without one,
    * every model request fails with a ModelError saying so.
    */
   readonly model?: "anthropic" | Layer.Layer<LanguageModel, E, Platform> | undefined
@@ -359,6 +359,6 @@ export type EngineError = Layer.Layer.Error<ReturnType<typeof compose<never>>>
 export const layer = <E = never>(options: Options<E> = {}): Layer.Layer<Services, E | EngineError, Platform> =>
   compose(options)
 
-/** The whole engine on Node: `layer(options)` with `NodeContext.layer` (file system, path, processes). */
+/** The whole engine on Node: `layer(options)` with `NodePlatform.layer` (file system, path, processes, terminal). */
 export const layerNode = <E = never>(options: Options<E> = {}): Layer.Layer<NodeServices, E | EngineError> =>
-  layer(options).pipe(Layer.provideMerge(NodeContext.layer))
+  layer(options).pipe(Layer.provideMerge(NodePlatform.layer))

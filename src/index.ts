@@ -1,7 +1,7 @@
 /**
  * Armature's public API: the `Armature` preset (the whole engine as one layer), domain types, service ports and
- * their layers. Test helpers are in `armature/testing`; the layers built on optional dependencies are in
- * `armature/mcp` (the MCP SDK) and `armature/anthropic` (the Anthropic SDK). See docs/library.md.
+ * their layers. Test helpers are in `effect-armature/testing`; the layers built on optional dependencies are in
+ * `effect-armature/mcp` (the MCP SDK) and `effect-armature/anthropic` (the Anthropic SDK). See docs/library.md.
  */
 
 export * as Armature from "./Armature.js"

@@ -267,25 +267,45 @@ export const fromOutput = (event: HookEvent, command: string, output: HookOutput
 /** The events whose plain (non-JSON) stdout is context for the model. */
 export const plainOutputIsContext: ReadonlySet<HookEvent> = new Set(["UserPromptSubmit", "SessionStart"])
 
-const parseJsonObject = (text: string): unknown => {
+/**
+ * A hook's stdout read as JSON: plain text (not starting with `{`), an object, or text that starts like a JSON
+ * decision and does not parse as one (cut off, garbage) — with the parser's complaint.
+ */
+const parseJsonObject = (
+  text: string
+):
+  | { readonly _tag: "Plain" }
+  | { readonly _tag: "Object"; readonly value: unknown }
+  | { readonly _tag: "Broken"; readonly reason: string } => {
   const trimmed = text.trim()
-  if (!trimmed.startsWith("{")) return undefined
-  const parsed = Either.try(() => JSON.parse(trimmed) as unknown)
-  return Either.isRight(parsed) && typeof parsed.right === "object" && parsed.right !== null ? parsed.right : undefined
+  if (!trimmed.startsWith("{")) return { _tag: "Plain" }
+  const parsed = Either.try({
+    try: () => JSON.parse(trimmed) as unknown,
+    catch: (e) => (e instanceof Error ? e.message : String(e))
+  })
+  if (Either.isLeft(parsed)) return { _tag: "Broken", reason: parsed.left }
+  return typeof parsed.right === "object" && parsed.right !== null
+    ? { _tag: "Object", value: parsed.right }
+    : { _tag: "Broken", reason: "not a JSON object" }
 }
 
 /**
- * Reads the stdout of a hook that exited 0: a JSON object is decoded and read as a verdict (a schema failure is a
- * non-blocking error); anything else is plain output, ignored except as context for UserPromptSubmit/SessionStart.
+ * Reads the stdout of a hook that exited 0: a JSON object is decoded and read as a verdict; anything not starting
+ * with `{` is plain output, ignored except as context for UserPromptSubmit/SessionStart. Output meant as a decision
+ * that is not one — it starts with `{` but does not parse (cut off, garbage), or fails the schema — is a failed
+ * hook (`failed`): a deny naming the problem on PreToolUse and PermissionRequest, a non-blocking error elsewhere.
  */
 export const fromStdout = (event: HookEvent, command: string, stdout: string): HookVerdict => {
   const json = parseJsonObject(stdout)
-  if (json === undefined) {
+  if (json._tag === "Plain") {
     const text = stdout.trim()
     return plainOutputIsContext.has(event) && text !== "" ? { command, additionalContext: text } : { command }
   }
-  return Either.match(decode(event, json), {
-    onLeft: (message) => nonBlocking(command, `hook output does not match the schema: ${message}`),
+  if (json._tag === "Broken") {
+    return failed(event, command, `hook output starts like a JSON decision but does not parse: ${json.reason}`)
+  }
+  return Either.match(decode(event, json.value), {
+    onLeft: (message) => failed(event, command, `hook output does not match the schema: ${message}`),
     onRight: (output) => fromOutput(event, command, output)
   })
 }

@@ -33,9 +33,39 @@ export const preview = (text: string, chars: number = previewChars): string => {
   return newline > chars / 2 ? cut.slice(0, newline) : cut
 }
 
+/** The most bytes saved for one call's output by default (64 MiB); the rest is counted, not written. */
+export const defaultMaxSavedBytes = 64 * 1024 * 1024
+
+/** A size as written in settings or the environment: bytes, or a number with K, M or G (KiB, MiB, GiB; `64M`). */
+export const parseSize = (text: string): number | undefined => {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*([kmg]?)(?:i?b)?\s*$/i.exec(text)
+  if (match === null) return undefined
+  const unit = { "": 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[match[2].toLowerCase() as "" | "k" | "m" | "g"]
+  const bytes = Math.floor(Number(match[1]) * unit)
+  return bytes > 0 ? bytes : undefined
+}
+
+/**
+ * Where an output was saved, as the model reads it: the whole of it, or — when the cap on saved output cut it —
+ * how much of it and the cap.
+ */
+export const savedTo = (options: {
+  readonly bytes: number
+  readonly path: string
+  readonly savedBytes?: number | undefined
+}) =>
+  options.savedBytes === undefined || options.savedBytes >= options.bytes
+    ? `Full output saved to: ${options.path}`
+    : `Only its first ${formatSize(options.savedBytes)} (the cap on saved output per call) saved to: ${options.path}`
+
 /** The block that replaces a persisted result (the exact text the model receives). */
-export const persistedOutput = (options: { readonly bytes: number; readonly path: string; readonly preview: string }) =>
-  `<persisted-output>\nOutput too large (${formatSize(options.bytes)}). Full output saved to: ${options.path}\n\nPreview (first 2KB):\n${options.preview}\n...\n</persisted-output>`
+export const persistedOutput = (options: {
+  readonly bytes: number
+  readonly path: string
+  readonly preview: string
+  readonly savedBytes?: number | undefined
+}) =>
+  `<persisted-output>\nOutput too large (${formatSize(options.bytes)}). ${savedTo(options)}\n\nPreview (first 2KB):\n${options.preview}\n...\n</persisted-output>`
 
 /** A tool_use id made safe as a file name (no separators, no dots): anything else becomes `_`. */
 export const fileStem = (toolUseId: string): string => {

@@ -35,7 +35,9 @@ export const SettingsFile = Schema.Struct(
     /** The model of `armature run` when neither `--model` nor `ANTHROPIC_MODEL` names one (as in Claude Code). */
     model: Schema.optional(Schema.String),
     /** The input tokens of a turn past which `armature run` compacts the conversation (docs/agents.md). */
-    autoCompactThreshold: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.nonNegative()))
+    autoCompactThreshold: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.nonNegative())),
+    /** The most bytes of one call's output saved under the state directory (default 64 MiB; docs/tools.md). */
+    maxSavedOutputBytes: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.positive()))
   },
   Schema.Record({ key: Schema.String, value: Schema.Unknown })
 )

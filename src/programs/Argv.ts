@@ -196,6 +196,18 @@ const checkValue = (name: string, flag: Flag, value: string): string | undefined
   return undefined
 }
 
+/** The command path the tokens start with (`["tools", "search"]`), as far as the tree knows it. */
+export const commandPath = (tokens: ReadonlyArray<string>, table: CommandTable): ReadonlyArray<string> => {
+  const path: Array<string> = []
+  for (const token of tokens) {
+    const next = [...path, token].join(" ")
+    if (table.flags.has(next)) return [...path, token]
+    if (!table.parents.has(next)) break
+    path.push(token)
+  }
+  return path
+}
+
 /**
  * Normalises, checks and reorders the user's tokens (argv without node and the script) for the command tree
  * described by `table` (from `commandTable`).
@@ -205,17 +217,8 @@ export const prepare = (
   table: CommandTable
 ): Either.Either<ReadonlyArray<string>, ArgvError> => {
   if (tokens.length === 1 && tokens[0] === "-v") return Either.right(["--version"])
-  let i = 0
-  const path: Array<string> = []
-  while (i < tokens.length) {
-    const next = [...path, tokens[i]].join(" ")
-    if (table.flags.has(next)) {
-      path.push(tokens[i++])
-      break
-    }
-    if (!table.parents.has(next)) break
-    path.push(tokens[i++])
-  }
+  const path = [...commandPath(tokens, table)]
+  let i = path.length
   const command = path.join(" ")
   const flags = table.flags.get(command)
   if (flags === undefined) {

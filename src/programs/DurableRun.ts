@@ -13,6 +13,7 @@ import * as DurableStore from "../layers/durable/DurableStore.js"
 import * as SilentConsole from "../layers/durable/SilentConsole.js"
 import * as OtlpExport from "../layers/observability/OtlpExport.js"
 import * as Audit from "./Audit.js"
+import * as DatabaseUrl from "./DatabaseUrl.js"
 import { modelOf, type RunArgs, retryOf, runAgent } from "./RunCommand.js"
 import { engineLayer, type ResultOptions } from "./Runtime.js"
 
@@ -39,6 +40,12 @@ const locationOf = (database: Option.Option<string>, stateDir: string, id: strin
     onNone: () => ({ _tag: "Sqlite", file: DurableStore.sqliteFile(stateDir, id) }),
     onSome: (url) => ({ _tag: "Postgres", url })
   })
+
+/** A store operation whose database cannot be used fails with an input error naming `--database` (a crash otherwise). */
+const orUnusable =
+  (location: DurableStore.Location) =>
+  <A, E, R>(self: Effect.Effect<A, E, R>): Effect.Effect<A, InvalidInputError, R> =>
+    location._tag === "Postgres" ? Effect.mapError(self, DatabaseUrl.unusable(location.url)) : Effect.orDie(self)
 
 /** The engine a durable session's agent loop runs on (its model from the environment, no transcript file). */
 export const sessionEngine = (args: RunArgs, sessionId: string, audit: Audit.Audit) =>
@@ -94,12 +101,13 @@ export const runDurable = (args: RunArgs) =>
         message: "--resume: a durable session is continued with `armature resume SESSION_ID`"
       })
     }
+    if (Option.isSome(args.database)) yield* DatabaseUrl.check(args.database.value)
     const id = Crypto.randomUUID()
     const location = locationOf(args.database, stateDirOf(args.cwd), id)
     const durableArgs: RunArgs = { ...args, durable: true }
     yield* DurableStore.markRunning(id, encodeArgs(durableArgs)).pipe(
       Effect.provide(DurableStore.sqlLayer(location)),
-      Effect.orDie
+      orUnusable(location)
     )
     yield* execute(location, id)
   })
@@ -107,6 +115,7 @@ export const runDurable = (args: RunArgs) =>
 /** `armature resume SESSION_ID`: continues a durable session from its last persisted step. */
 export const resume = (id: string, database: Option.Option<string>) =>
   Effect.gen(function* () {
+    if (Option.isSome(database)) yield* DatabaseUrl.check(database.value)
     const stateDir = stateDirOf(process.cwd())
     const location = locationOf(database, stateDir, id)
     if (location._tag === "Sqlite" && !Fs.existsSync(location.file)) {
@@ -114,7 +123,10 @@ export const resume = (id: string, database: Option.Option<string>) =>
         message: `resume: no durable session ${id} (${location.file} not found; sessions lists them)`
       })
     }
-    const record = yield* DurableStore.find(id).pipe(Effect.provide(DurableStore.sqlLayer(location)), Effect.orDie)
+    const record = yield* DurableStore.find(id).pipe(
+      Effect.provide(DurableStore.sqlLayer(location)),
+      orUnusable(location)
+    )
     if (Option.isNone(record)) return yield* new InvalidInputError({ message: `resume: no durable session ${id}` })
     const state = DurableStore.stateOf(record.value)
     if (state === "running") {
@@ -133,14 +145,22 @@ export const resume = (id: string, database: Option.Option<string>) =>
 /** `armature sessions`: the durable sessions with their state, as a table or JSON lines. */
 export const sessions = (database: Option.Option<string>, json: boolean) =>
   Effect.gen(function* () {
+    if (Option.isSome(database)) yield* DatabaseUrl.check(database.value)
     const stateDir = stateDirOf(process.cwd())
     const records = yield* Option.match(database, {
       onNone: () =>
         Effect.forEach(DurableStore.embeddedSessions(stateDir), (id) =>
           DurableStore.find(id).pipe(Effect.provide(DurableStore.sqlLayer(locationOf(database, stateDir, id))))
-        ).pipe(Effect.map((found) => found.flatMap((r) => (Option.isSome(r) ? [r.value] : [])))),
-      onSome: (url) => DurableStore.list.pipe(Effect.provide(DurableStore.sqlLayer({ _tag: "Postgres", url })))
-    }).pipe(Effect.orDie)
+        ).pipe(
+          Effect.map((found) => found.flatMap((r) => (Option.isSome(r) ? [r.value] : []))),
+          Effect.orDie
+        ),
+      onSome: (url) =>
+        DurableStore.list.pipe(
+          Effect.provide(DurableStore.sqlLayer({ _tag: "Postgres", url })),
+          orUnusable({ _tag: "Postgres", url })
+        )
+    })
     for (const record of records) {
       const args = decodeArgs(record.args)
       const row = {

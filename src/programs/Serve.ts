@@ -5,17 +5,23 @@
  * holds its shard; its events are stored in the database, so any runner streams them. See docs/durable.md.
  */
 import * as Crypto from "node:crypto"
+import * as Fs from "node:fs"
 import { createServer } from "node:http"
+import * as Os from "node:os"
+import * as Path from "node:path"
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { NodeHttpServer } from "@effect/platform-node"
 import * as SqlClient from "@effect/sql/SqlClient"
+import { PgClient } from "@effect/sql-pg"
 import * as DurableDeferred from "@effect/workflow/DurableDeferred"
-import { Cause, Chunk, Console, Effect, Layer, Option, Schedule, Schema, Stream } from "effect"
+import { Cause, Chunk, Console, Effect, Layer, Option, PubSub, Schedule, Schema, Stream } from "effect"
 import { InvalidInputError } from "../domain/Errors.js"
 import { permissionModes } from "../domain/Permission.js"
+import * as PermissionRule from "../domain/PermissionRule.js"
+import * as ServeAccess from "../domain/ServeAccess.js"
 import * as DurableSession from "../layers/durable/DurableSession.js"
 import * as DurableStore from "../layers/durable/DurableStore.js"
 import * as SessionEvents from "../layers/durable/SessionEvents.js"
@@ -24,9 +30,12 @@ import { CallJournal } from "../services/CallJournal.js"
 import { LanguageModel } from "../services/LanguageModel.js"
 import { Transcript, type TranscriptEntry } from "../services/Transcript.js"
 import * as Audit from "./Audit.js"
-import { decodeArgs, encodeArgs, sessionEngine } from "./DurableRun.js"
+import { causeOf, withoutPassword } from "./DatabaseUrl.js"
+import { decodeArgs, encodeArgs, sessionEngine, stateDirOf } from "./DurableRun.js"
 import type { RunArgs } from "./RunCommand.js"
 import { runAgent } from "./RunCommand.js"
+import { failure, guard, jsonBody } from "./ServeGuard.js"
+import * as ServeToken from "./ServeToken.js"
 
 /** Where `armature serve` listens, and the defaults of the sessions it starts. */
 export interface ServeOptions {
@@ -37,6 +46,24 @@ export interface ServeOptions {
   readonly runnerPort: number
   /** The run options of every session (its prompt and a few options come with the request). */
   readonly defaults: Omit<RunArgs, "prompt">
+  /** `--token-file`, if given (else ARMATURE_SERVE_TOKEN, else the state directory's token file). */
+  readonly tokenFile: string | undefined
+  /** `--allow-origin`: origins whose pages may call the API. */
+  readonly allowOrigins: ReadonlyArray<string>
+  /** `--allow-host`: names a request's `Host` may carry besides the address listened on. */
+  readonly allowHosts: ReadonlyArray<string>
+  /** `--max-body`: the largest request body, in bytes. */
+  readonly maxBody: number
+  /** `--project`: the folders a session's `cwd` may be in (real paths). */
+  readonly projects: ReadonlyArray<string>
+  /** `--max-prompt`: the longest prompt, in characters. */
+  readonly maxPrompt: number
+  /** `--max-sessions`: sessions running on this runner (or just started through it) at once. */
+  readonly maxSessions: number
+  /** `--max-streams`: event streams open on this runner at once. */
+  readonly maxStreams: number
+  /** `--max-session-streams`: event streams of one session open on this runner at once. */
+  readonly maxSessionStreams: number
 }
 
 /** The follow-up prompt number `n` (1 is the first follow-up) of a session: completed by `POST …/prompt`. */
@@ -129,12 +156,12 @@ const sessionBody = (sessionId: string) =>
         ),
         Effect.withConsole(events)
       )
-      if (latest) yield* DurableStore.markEnded(sessionId, subtype)
+      if (latest) {
+        yield* DurableStore.markEnded(sessionId, subtype)
+        yield* SessionEvents.changed(sessionId)
+      }
     }
   })
-
-/** An error reply: `{ "error": message }`. */
-const failure = (status: number, message: string) => HttpServerResponse.unsafeJson({ error: message }, { status })
 
 /** The body of `POST /sessions`: the prompt and the run options a request may set. */
 const StartBody = Schema.Struct({
@@ -143,18 +170,15 @@ const StartBody = Schema.Struct({
   model: Schema.optional(Schema.String),
   max_turns: Schema.optional(Schema.Int.pipe(Schema.positive())),
   append_system_prompt: Schema.optional(Schema.String),
-  permission_mode: Schema.optional(Schema.Literal(...permissionModes))
+  permission_mode: Schema.optional(Schema.Literal(...permissionModes)),
+  allowed_tools: Schema.optional(Schema.Array(Schema.String)),
+  disallowed_tools: Schema.optional(Schema.Array(Schema.String))
 })
 
 const PromptBody = Schema.Struct({ prompt: Schema.String.pipe(Schema.minLength(1)) })
 
-/** A request body decoded with `schema`, or a 400 reply that says what is wrong with it. */
-const bodyOf = <A, I>(schema: Schema.Schema<A, I>) =>
-  HttpServerRequest.schemaBodyJson(schema).pipe(
-    Effect.mapError((e) =>
-      failure(400, e._tag === "ParseError" ? `invalid body: ${e.message}` : `invalid body: ${String(e)}`)
-    )
-  )
+/** The body of `POST …/interrupt`: nothing (or `{}`). */
+const InterruptBody = Schema.Struct({})
 
 const sessionIdParam = Effect.map(HttpRouter.params, (p) => p.id ?? "")
 
@@ -184,38 +208,137 @@ const stateOf = (record: DurableStore.SessionRecord) =>
 
 /**
  * The lines of a session after line `after`, as they are stored, until the session is no longer running and every
- * line is sent (checked in that order, so that no line written before the end is missed).
+ * line is sent (checked in that order, so that no line written before the end is missed). Between reads it waits
+ * for the session's id on `changes` (subscribed before the first read, so no change is missed), and reads again
+ * every 5 s without one in case a notification was lost (the listening connection was being replaced).
  */
-const eventLines = (sql: SqlClient.SqlClient, id: string, after: number): Stream.Stream<string> =>
-  Stream.paginateChunkEffect(after, (last) =>
-    Effect.gen(function* () {
-      while (true) {
-        const record = yield* DurableStore.find(id)
-        const rows = yield* SessionEvents.after(id, last)
-        if (rows.length > 0) {
-          const next = rows[rows.length - 1].seq
-          return [Chunk.fromIterable(rows.map((r) => `${r.line}\n`)), Option.some(next)] as const
-        }
-        if (Option.isNone(record) || record.value.state !== "running") {
-          return [Chunk.empty<string>(), Option.none<number>()] as const
-        }
-        yield* Effect.sleep("100 millis")
-      }
-    }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.orDie)
+const eventLines = (
+  sql: SqlClient.SqlClient,
+  changes: PubSub.PubSub<string>,
+  id: string,
+  after: number
+): Stream.Stream<string> =>
+  Stream.unwrapScoped(
+    Effect.map(PubSub.subscribe(changes), (woken) =>
+      Stream.paginateChunkEffect(after, (last) =>
+        Effect.gen(function* () {
+          while (true) {
+            const record = yield* DurableStore.find(id)
+            const rows = yield* SessionEvents.after(id, last)
+            if (rows.length > 0) {
+              const next = rows[rows.length - 1].seq
+              return [Chunk.fromIterable(rows.map((r) => `${r.line}\n`)), Option.some(next)] as const
+            }
+            if (Option.isNone(record) || record.value.state !== "running") {
+              return [Chunk.empty<string>(), Option.none<number>()] as const
+            }
+            yield* woken.take.pipe(
+              Effect.repeat({ until: (changed) => changed === id }),
+              Effect.timeoutOption("5 seconds")
+            )
+          }
+        }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.orDie)
+      )
+    )
   )
 
-/** The HTTP API of a runner. */
-const router = (options: ServeOptions) =>
-  HttpRouter.empty.pipe(
+/** A 429 reply: too many of something at once; try again after a few seconds. */
+const busy = (message: string) => failure(429, message, { "retry-after": "5" })
+
+/** A prompt longer than `--max-prompt`, as a 413 reply. */
+const promptTooLong = (prompt: string, max: number) =>
+  prompt.length > max
+    ? Effect.fail(failure(413, `prompt: ${prompt.length} characters, more than ${max} (--max-prompt)`))
+    : Effect.void
+
+/** The sessions this runner runs or has just started (running, on this host under this pid). */
+const sessionsHere = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM armature_sessions
+    WHERE state = 'running' AND pid = ${process.pid} AND host = ${Os.hostname()}`.pipe(
+    Effect.map((rows) => Number(rows[0]?.n ?? 0))
+  )
+).pipe(Effect.orDie)
+
+/** A 429 reply when this runner already has `--max-sessions` sessions running. */
+const sessionRoom = (max: number) =>
+  Effect.flatMap(sessionsHere, (n) =>
+    n >= max
+      ? Effect.fail(busy(`this runner runs ${n} sessions, its most (--max-sessions); try again later`))
+      : Effect.void
+  )
+
+/**
+ * A session's `cwd` as a real path when it is inside one of the runner's projects: a 400 reply when it is not a
+ * directory, 403 when it is outside them (nothing of it is read).
+ */
+const cwdWithin = (cwd: string, projects: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const real = yield* Effect.try({
+      try: () => Fs.realpathSync(Path.resolve(cwd)),
+      catch: () => failure(400, `cwd: ${cwd} is not a directory`)
+    })
+    if (!Fs.statSync(real).isDirectory()) return yield* Effect.fail(failure(400, `cwd: ${cwd} is not a directory`))
+    if (!projects.some((root) => ServeAccess.isInside(root, real))) {
+      return yield* Effect.fail(failure(403, `cwd: ${cwd} is outside the runner's projects (--project)`))
+    }
+    return real
+  })
+
+/** Counts of the event streams open on this runner, in all and per session. */
+const streamCounts = () => {
+  let all = 0
+  const perSession = new Map<string, number>()
+  return {
+    /** Takes a place for a stream of `id`, or says why there is none. */
+    take: (id: string, maxAll: number, maxSession: number): string | undefined => {
+      const mine = perSession.get(id) ?? 0
+      if (all >= maxAll) return `this runner has ${all} event streams open, its most (--max-streams); try again later`
+      if (mine >= maxSession) {
+        return `session ${id} has ${mine} event streams open here, its most (--max-session-streams); try again later`
+      }
+      all += 1
+      perSession.set(id, mine + 1)
+      return undefined
+    },
+    release: (id: string): void => {
+      all -= 1
+      const mine = (perSession.get(id) ?? 1) - 1
+      if (mine <= 0) perSession.delete(id)
+      else perSession.set(id, mine)
+    }
+  }
+}
+
+/** The HTTP API of a runner; `changes` wakes its event streams. */
+const router = (options: ServeOptions, changes: PubSub.PubSub<string>) => {
+  const streams = streamCounts()
+  const ceiling: ServeAccess.Ceiling = {
+    permissionMode: Option.getOrElse(options.defaults.permissionMode, () => "default" as const),
+    allowedTools: options.defaults.allowedTools.flatMap(PermissionRule.splitRuleList),
+    maxTurns: options.defaults.maxTurns
+  }
+  return HttpRouter.empty.pipe(
     HttpRouter.post(
       "/sessions",
       Effect.gen(function* () {
-        const body = yield* bodyOf(StartBody)
+        const body = yield* jsonBody(StartBody, options.maxBody)
+        yield* promptTooLong(body.prompt, options.maxPrompt)
+        const allowedTools = (body.allowed_tools ?? []).flatMap(PermissionRule.splitRuleList)
+        const widened = ServeAccess.widening(ceiling, {
+          permissionMode: body.permission_mode,
+          allowedTools,
+          maxTurns: body.max_turns
+        })
+        if (widened !== undefined) return yield* failure(403, widened)
+        const cwd = body.cwd === undefined ? options.defaults.cwd : yield* cwdWithin(body.cwd, options.projects)
+        yield* sessionRoom(options.maxSessions)
         const id = Crypto.randomUUID()
         const args: RunArgs = {
           ...options.defaults,
           prompt: body.prompt,
-          cwd: body.cwd ?? options.defaults.cwd,
+          cwd,
+          allowedTools: body.allowed_tools === undefined ? options.defaults.allowedTools : allowedTools,
+          disallowedTools: [...options.defaults.disallowedTools, ...(body.disallowed_tools ?? [])],
           model: body.model === undefined ? options.defaults.model : Option.some(body.model),
           maxTurns: body.max_turns ?? options.defaults.maxTurns,
           appendSystemPrompt:
@@ -243,16 +366,21 @@ const router = (options: ServeOptions) =>
           Schema.Struct({ after: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative())) })
         ).pipe(Effect.mapError(() => failure(400, "after: expected the number of lines already read (0 or more)")))
         const sql = yield* SqlClient.SqlClient
-        return HttpServerResponse.stream(Stream.encodeText(eventLines(sql, record.id, query.after ?? 0)), {
-          contentType: "application/x-ndjson"
-        })
+        const full = streams.take(record.id, options.maxStreams, options.maxSessionStreams)
+        if (full !== undefined) return yield* busy(full)
+        const lines = eventLines(sql, changes, record.id, query.after ?? 0).pipe(
+          Stream.ensuring(Effect.sync(() => streams.release(record.id)))
+        )
+        return HttpServerResponse.stream(Stream.encodeText(lines), { contentType: "application/x-ndjson" })
       })
     ),
     HttpRouter.post(
       "/sessions/:id/prompt",
       Effect.gen(function* () {
         const record = yield* sessionOfRoute
-        const body = yield* bodyOf(PromptBody)
+        const body = yield* jsonBody(PromptBody, options.maxBody)
+        yield* promptTooLong(body.prompt, options.maxPrompt)
+        yield* sessionRoom(options.maxSessions)
         const sql = yield* SqlClient.SqlClient
         // one follow-up at a time: the session takes a prompt only when its last run has ended
         const taken = yield* sql<{ prompts: number }>`UPDATE armature_sessions
@@ -276,6 +404,7 @@ const router = (options: ServeOptions) =>
       "/sessions/:id/interrupt",
       Effect.gen(function* () {
         const record = yield* sessionOfRoute
+        yield* jsonBody(InterruptBody, options.maxBody)
         if (record.state !== "running") return yield* failure(409, `session ${record.id} is not running`)
         const prompts = yield* Effect.orDie(promptsOf(record.id))
         yield* Effect.orDie(SessionEvents.requestInterrupt(record.id, prompts - 1))
@@ -284,11 +413,23 @@ const router = (options: ServeOptions) =>
     ),
     HttpRouter.catchAll((e) => (HttpServerResponse.isServerResponse(e) ? Effect.succeed(e) : Effect.fail(e)))
   )
+}
 
 /** Runs a runner until the process is told to stop (SIGTERM, SIGINT): then it lets its shards go and exits. */
 export const serve = (options: ServeOptions) =>
   Effect.gen(function* () {
     const sql = DurableStore.sqlLayer({ _tag: "Postgres", url: options.database })
+    const token = yield* ServeToken.resolve(
+      options.tokenFile,
+      process.env[ServeToken.tokenVariable],
+      stateDirOf(options.defaults.cwd)
+    )
+    const localAddresses = Object.values(Os.networkInterfaces()).flatMap((list) => (list ?? []).map((a) => a.address))
+    const guarded = guard({
+      token: token.token,
+      hostNames: ServeAccess.allowedHostNames(options.host, options.allowHosts, localAddresses, Os.hostname()),
+      allowOrigins: new Set(options.allowOrigins)
+    })
     yield* Effect.gen(function* () {
       yield* DurableStore.list
       yield* SessionEvents.ensureTables
@@ -300,12 +441,19 @@ export const serve = (options: ServeOptions) =>
       )
     )
     const app = Layer.mergeAll(
-      HttpServer.serve(router(options)),
+      Layer.unwrapScoped(
+        Effect.map(Effect.flatMap(PgClient.PgClient, SessionEvents.changes), (changes) =>
+          HttpServer.serve(guarded(router(options, changes)))
+        )
+      ),
       Layer.effectDiscard(
         Effect.flatMap(
           HttpServer.addressFormattedWith((address) => Effect.succeed(address)),
           (address) =>
-            Console.error(`armature serve: listening on ${address}, runner ${options.runnerHost}:${options.runnerPort}`)
+            Console.error(
+              `armature serve: listening on ${address}, runner ${options.runnerHost}:${options.runnerPort}; ` +
+                `token: ${token.source === ServeToken.tokenVariable ? `from ${token.source}` : `in ${token.source}`}`
+            )
         )
       )
     )
@@ -324,20 +472,3 @@ export const serve = (options: ServeOptions) =>
       })
     )
   })
-
-/** A database URL as it may be shown: without its password. */
-const withoutPassword = (url: string): string => {
-  const parsed = URL.canParse(url) ? new URL(url) : undefined
-  if (parsed === undefined) return url
-  parsed.password = ""
-  return parsed.toString()
-}
-
-/** The first line of what went wrong, down to its root cause. */
-const causeOf = (e: unknown): string => {
-  let error: unknown = e
-  while (typeof error === "object" && error !== null && "cause" in error && error.cause !== undefined) {
-    error = error.cause
-  }
-  return (error instanceof Error ? error.message : String(error)).split("\n")[0]
-}

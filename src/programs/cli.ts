@@ -1,7 +1,10 @@
 /**
  * The `armature` command tree, built with @effect/cli.
  */
+import * as Fs from "node:fs"
+import * as Path from "node:path"
 import { Command } from "@effect/cli"
+import { Effect } from "effect"
 import * as Argv from "./Argv.js"
 import * as ExecCommand from "./ExecCommand.js"
 import * as McpCommand from "./McpCommand.js"
@@ -46,8 +49,27 @@ export const root = Command.make("armature").pipe(
 /** The flags of every command path, read from the commands themselves (for `Argv.prepare`). */
 export const table: Argv.CommandTable = Argv.commandTable(commands)
 
-/** The version printed by `--version`. */
-export const version = "0.1.0"
+/** The package's version, from the nearest package.json above this module (in the sources and in the bundle). */
+const packageVersion = (): string => {
+  let dir = import.meta.dirname
+  for (let depth = 0; depth < 5; depth++) {
+    try {
+      const pkg = JSON.parse(Fs.readFileSync(Path.join(dir, "package.json"), "utf8")) as { version?: unknown }
+      if (typeof pkg.version === "string") return pkg.version
+    } catch {
+      // no package.json here: look in the parent
+    }
+    dir = Path.dirname(dir)
+  }
+  return "unknown"
+}
 
-/** Runs the CLI on argv. */
-export const run = Command.run(root, { name: "armature", version })
+/** The version printed by `--version`. */
+export const version = packageVersion()
+
+/** Runs the CLI on argv; `onStart` runs once the command line has been parsed, just before the command itself. */
+export const run = (onStart: Effect.Effect<void> = Effect.void) =>
+  Command.run(
+    Command.transformHandler(root, (effect) => Effect.zipRight(onStart, effect)),
+    { name: "armature", version }
+  )

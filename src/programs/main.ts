@@ -6,9 +6,12 @@ import { ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Either } from "effect"
 import * as Argv from "./Argv.js"
-import { run, table } from "./cli.js"
+import * as ClosedPipe from "./ClosedPipe.js"
+import { run, table, version } from "./cli.js"
+import * as ExitCode from "./ExitCode.js"
 import * as HelpText from "./HelpText.js"
 import { stderrLogger } from "./Runtime.js"
+import * as UsageErrors from "./UsageErrors.js"
 
 // The bash grammar is WebAssembly whose hot lexer V8 would recompile with TurboFan in the background, and a short
 // command (`permissions check`, `exec`) then waits about a second at exit for that compilation. Liftoff's
@@ -16,13 +19,14 @@ import { stderrLogger } from "./Runtime.js"
 // any module is compiled: the grammar loads when the first shell analyzer is built, long after this line.)
 V8.setFlagsFromString("--liftoff-only")
 
-const usageHint = (command: string) => `Run \`${command} --help\` for usage.`
+// A reader that goes away (`| head -1`) ends the command quietly.
+ClosedPipe.install()
 
 const fail = (message: string) =>
   Effect.zipRight(
     Console.error(message),
     Effect.sync(() => {
-      process.exitCode = 2
+      process.exitCode = ExitCode.invalidInput
     })
   )
 
@@ -37,27 +41,55 @@ const helpPath = (tokens: ReadonlyArray<string>): ReadonlyArray<string> | undefi
   return tokens.length === 0 || (tokens.length === 1 && table.parents.has(last)) ? trimmed : undefined
 }
 
+/**
+ * Runs the command line. What @effect/cli writes to stderr before the command starts is its own description of a
+ * command line it rejects: that is held back and replaced by one line naming the command (UsageErrors).
+ */
+const runCommandLine = (tokens: ReadonlyArray<string>) =>
+  Effect.suspend(() => {
+    let started = false
+    const held: Array<ReadonlyArray<unknown>> = []
+    const commandPath = ["armature", ...Argv.commandPath(tokens, table)]
+    const parsed = run(Effect.sync(() => (started = true)))([...process.argv.slice(0, 2), ...tokens])
+    return Effect.consoleWith((base) =>
+      parsed.pipe(
+        Effect.withConsole({
+          ...base,
+          error: (...args) =>
+            started
+              ? base.error(...args)
+              : Effect.sync(() => {
+                  held.push(args)
+                })
+        }),
+        Effect.catchIf(ValidationError.isValidationError, (error) =>
+          Effect.gen(function* () {
+            if (ValidationError.isHelpRequested(error)) return
+            held.length = 0
+            yield* fail(UsageErrors.line(commandPath, error.error))
+          })
+        ),
+        Effect.zipLeft(Effect.forEach(held, (args) => base.error(...args), { discard: true }))
+      )
+    )
+  })
+
 const program = Either.match(Argv.prepare(process.argv.slice(2), table), {
-  // a flag problem found before @effect/cli parses: name the flag, point at the command's help, exit 2
-  onLeft: (error) => fail(`${error.command}: ${error.message}\n${usageHint(error.command)}`),
+  // a flag problem found before @effect/cli parses: name the command and the flag, exit 2
+  onLeft: (error) => fail(`${error.command}: ${error.message}`),
   onRight: (tokens) =>
-    tokens.includes("--wizard") && process.stdin.isTTY !== true
-      ? fail("armature: --wizard asks its questions on a terminal, and stdin is not one")
-      : run([...process.argv.slice(0, 2), ...tokens]).pipe(
-          Effect.catchIf(ValidationError.isValidationError, (error) =>
-            Effect.gen(function* () {
-              // @effect/cli has printed the problem; point at the help and exit 2.
-              if (ValidationError.isHelpRequested(error)) return
-              yield* Console.error(`\n${usageHint("armature")}`)
-              process.exitCode = 2
-            })
-          ),
-          HelpText.withHygiene(helpPath(tokens))
-        )
+    tokens.length === 1 && tokens[0] === "--version"
+      ? Console.log(version)
+      : tokens.includes("--wizard") && process.stdin.isTTY !== true
+        ? fail("armature: --wizard asks its questions on a terminal, and stdin is not one")
+        : runCommandLine(tokens).pipe(HelpText.withHygiene(helpPath(tokens)))
 })
 
 program.pipe(
+  // any failure left is told as one line on stderr (no stack trace), with exit status 2 or 1 (ExitCode)
+  ExitCode.reportFailures,
+  ClosedPipe.untilClosed,
   Effect.provide(NodeContext.layer),
   Effect.provide(stderrLogger),
-  NodeRuntime.runMain({ disableErrorReporting: false, disablePrettyLogger: true })
+  NodeRuntime.runMain({ disableErrorReporting: true, disablePrettyLogger: true })
 )

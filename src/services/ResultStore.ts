@@ -41,6 +41,11 @@ export interface Spilled extends HeadTail.Snapshot {
   readonly path: Option.Option<string>
   /** Bytes of the complete output (UTF-8). */
   readonly bytes: number
+  /**
+   * Bytes the file holds when the cap on saved output (FsResultStore's `maxSavedBytes`) cut it short of `bytes`;
+   * absent when the file holds the whole output.
+   */
+  readonly savedBytes?: number | undefined
 }
 
 /**

@@ -2,7 +2,7 @@
  * The session a set of calls belongs to: its id, directories, working-directory context and shared state.
  * Implemented by `SessionLive` (src/layers/session).
  */
-import { Context, type Ref } from "effect"
+import { Context, Effect, FiberRef, Option, type Ref } from "effect"
 import type * as Tool from "../domain/Tool.js"
 
 /** The port. */
@@ -20,3 +20,18 @@ export class Session extends Context.Tag("armature/Session")<
     readonly transcriptPath: string
   }
 >() {}
+
+/**
+ * The working-directory context the calls made in this fiber (and the fibers it forks) use instead of the session's:
+ * a sub-agent that runs in a git worktree of its own (docs/agents.md). None: the session's.
+ */
+export const contextOverride: FiberRef.FiberRef<Option.Option<Ref.Ref<Tool.SessionContext>>> = FiberRef.unsafeMake(
+  Option.none()
+)
+
+/** The context the calls of this fiber use: the override, else the session's. */
+export const currentContext = (session: Session["Type"]): Effect.Effect<Ref.Ref<Tool.SessionContext>> =>
+  Effect.map(
+    FiberRef.get(contextOverride),
+    Option.getOrElse(() => session.context)
+  )

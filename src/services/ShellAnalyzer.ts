@@ -63,3 +63,29 @@ export class ShellAnalyzer extends Context.Tag("armature/ShellAnalyzer")<
     readonly analyze: (command: string) => ShellAnalysis
   }
 >() {}
+
+/** A call's analysis, kept beside the call's decoded input. */
+interface CallAnalysis {
+  readonly analyzer: ShellAnalyzer["Type"]
+  readonly command: string
+  readonly analysis: ShellAnalysis
+}
+
+const byInput = new WeakMap<object, CallAnalysis>()
+
+/**
+ * The analysis of a call's command line, made once per call. It is kept beside the call's decoded input: that one
+ * object travels from the executor's admission (`isConcurrencySafe`) through the permission decision
+ * (`RulePermissionPolicy`, `isReadOnly`) and the result cache to the tool's own body (Bash's sandbox plan and its
+ * lenient exit codes), so all of them read the same analysis and the command line is parsed once. A replaced input
+ * (a hook's or the approver's `updatedInput`) is a new object, analysed once in its turn. Inputs that are not objects
+ * are analysed each time.
+ */
+export const analysisOf = (analyzer: ShellAnalyzer["Type"], input: unknown, command: string): ShellAnalysis => {
+  if (typeof input !== "object" || input === null) return analyzer.analyze(command)
+  const known = byInput.get(input)
+  if (known !== undefined && known.analyzer === analyzer && known.command === command) return known.analysis
+  const analysis = analyzer.analyze(command)
+  byInput.set(input, { analyzer, command, analysis })
+  return analysis
+}

@@ -5,14 +5,12 @@ import { Context, Deferred, Effect, type Option, type Stream } from "effect"
 import type * as Admission from "../domain/Admission.js"
 import type { ToolResult } from "../domain/Blocks.js"
 import type { DependencyCycleError, InvalidInputError } from "../domain/Errors.js"
+import type * as ExecutionStep from "../domain/ExecutionStep.js"
 import type { ExecutorEvent, ToolCall } from "../domain/ExecutorEvent.js"
 import type * as Tool from "../domain/Tool.js"
 
-/**
- * Which failures cancel the other calls of the batch: `declared` — a call of a tool that cancels its siblings ran
- * and failed; `any-error` — any call ran and failed; `none` — never. A refusal never cancels anything.
- */
-export type CancellationPolicy = "declared" | "none" | "any-error"
+/** Which failures cancel the other calls of the batch (see ExecutionStep.CancellationPolicy). */
+export type CancellationPolicy = ExecutionStep.CancellationPolicy
 
 /** How calls are admitted: by concurrency-safety partitions, or by conflicting resources. */
 export type Scheduling = Admission.Scheduling

@@ -80,7 +80,11 @@ describe("HookOutput.fromStdout", () => {
 
   it("ignores plain stdout, except as context for UserPromptSubmit and SessionStart", () => {
     expect(HookOutput.fromStdout("PreToolUse", "h", "hello\n")).toStrictEqual({ command: "h" })
-    expect(HookOutput.fromStdout("PreToolUse", "h", "{not json")).toStrictEqual({ command: "h" })
+    expect(HookOutput.fromStdout("PreToolUse", "h", "[info] checked\n")).toStrictEqual({ command: "h" })
+    expect(HookOutput.fromStdout("PreToolUse", "h", "{not json")).toMatchObject({
+      decision: "deny",
+      reason: expect.stringContaining("[h]: hook output starts like a JSON decision but does not parse:")
+    })
     expect(HookOutput.fromStdout("SessionStart", "h", "hello\n")).toStrictEqual({
       command: "h",
       additionalContext: "hello"

@@ -47,7 +47,7 @@ describe("armature command line", () => {
     expect(typo).toEqual({
       code: 2,
       stdout: "",
-      stderr: "armature exec: unknown flag --outptu (did you mean --output?)\nRun `armature exec --help` for usage.\n"
+      stderr: "armature exec: unknown flag --outptu (did you mean --output?)\n"
     })
     expect([choice.code, notInt.code, zero.code, mode.code, command.code]).toEqual([2, 2, 2, 2, 2])
     expect(choice.stderr).toContain('armature exec: --output: "jsn" is not one of text, json, stream-json\n')

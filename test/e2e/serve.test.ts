@@ -1,102 +1,14 @@
 import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
-import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Schedule } from "effect"
+import { Effect } from "effect"
 import { crashedText } from "../../src/layers/durable/DurableSession.js"
-import { bin, runCli } from "../fixtures/Cli.js"
+import { runCli } from "../fixtures/Cli.js"
 import * as MessagesServer from "../fixtures/MessagesServer.js"
 import * as Postgres from "../fixtures/Postgres.js"
-
-interface Runner {
-  readonly child: ChildProcess.ChildProcess
-  /** The base URL of its HTTP API, once it printed it. */
-  url: string
-  readonly output: () => string
-  readonly ended: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
-}
-
-/** A free TCP port on 127.0.0.1 (the runner port must be known before the runner starts). */
-const freePort = () =>
-  Effect.async<number>((resume) => {
-    const server = Net.createServer()
-    server.listen(0, "127.0.0.1", () => {
-      const port = (server.address() as Net.AddressInfo).port
-      server.close(() => resume(Effect.succeed(port)))
-    })
-  })
-
-/** Waits (checking every 50 ms) until `condition` holds; fails with `what` after 120 s. */
-const until = (what: string, condition: () => boolean | Promise<boolean>) =>
-  Effect.promise(async () => condition()).pipe(
-    Effect.flatMap((ok) => (ok ? Effect.void : Effect.fail(what))),
-    Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo("120 seconds"))),
-    Effect.orDie
-  )
-
-/** Starts `armature serve` on `database`; killed (SIGKILL) when the scope closes if it still runs. */
-const startRunner = (database: string, dir: string, env: Record<string, string | undefined>) =>
-  Effect.gen(function* () {
-    const runnerPort = yield* freePort()
-    const child = ChildProcess.spawn(
-      process.execPath,
-      [
-        bin,
-        "serve",
-        "--database",
-        database,
-        "--port",
-        "0",
-        "--runner-port",
-        String(runnerPort),
-        "--permission-mode",
-        "bypassPermissions",
-        "--cwd",
-        dir
-      ],
-      {
-        cwd: dir,
-        env: { ...process.env, ANTHROPIC_API_KEY: "dummy", ANTHROPIC_MODEL: undefined, HOME: dir, ...env },
-        stdio: ["ignore", "pipe", "pipe"]
-      }
-    )
-    let output = ""
-    const runner: Runner = {
-      child,
-      url: "",
-      output: () => output,
-      ended: new Promise((resolve) => child.on("close", (code, signal) => resolve({ code, signal })))
-    }
-    const collect = (d: Buffer) => {
-      output += d.toString("utf8")
-      const listening = /listening on (http:\/\/[\d.]+:\d+)/.exec(output)
-      if (listening !== null) runner.url = listening[1]
-    }
-    child.stdout?.on("data", collect)
-    child.stderr?.on("data", collect)
-    yield* Effect.addFinalizer(() => Effect.sync(() => child.exitCode === null && child.kill("SIGKILL")))
-    yield* until(`a runner to listen (it printed: ${output})`, () => runner.url !== "" || child.exitCode !== null)
-    if (runner.url === "") return yield* Effect.dieMessage(`the runner ended: ${output}`)
-    return runner
-  })
-
-const post = (url: string, body: unknown) =>
-  Effect.promise(async () => {
-    const response = await fetch(url, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(body)
-    })
-    return { status: response.status, body: (await response.json()) as Record<string, unknown> }
-  })
-
-const getJson = (url: string) =>
-  Effect.promise(async () => {
-    const response = await fetch(url)
-    return { status: response.status, body: (await response.json()) as Record<string, unknown> }
-  })
+import { authorization, getJson, getText, post, startRunner, until } from "../fixtures/ServeRunner.js"
 
 const lines = (text: string): ReadonlyArray<Record<string, unknown>> =>
   text
@@ -189,7 +101,9 @@ describe.each(["SIGKILL", "SIGTERM"] as const)("armature serve, a runner stopped
         const states = yield* Effect.forEach(names, (name) => getJson(`${survivor.url}/sessions/${ids[name]}`))
         const onVictim = names.filter((_, i) => (states[i].body.runner as { pid: number }).pid === victimPid)
         // a stream of session a's events, read from the runner that does not run it (yet)
-        const streamA = fetch(`${survivor.url}/sessions/${ids.a}/events`).then((r) => r.text())
+        const streamA = fetch(`${survivor.url}/sessions/${ids.a}/events`, { headers: authorization }).then((r) =>
+          r.text()
+        )
         victim.child.kill(signal)
         // SIGTERM: the runner lets its shards go and exits 0; its sessions' running calls are cut as by a crash
         expect(yield* Effect.promise(() => victim.ended)).toEqual(
@@ -213,8 +127,7 @@ describe.each(["SIGKILL", "SIGTERM"] as const)("armature serve, a runner stopped
           expect(Fs.readFileSync(Path.join(dir, `side-${name}.txt`), "utf8")).toBe(`${name}\n`)
           expect(Fs.readFileSync(Path.join(dir, `starts-${name}.txt`), "utf8")).toBe(`${name}\n`)
         }
-        const eventsOf = (name: string) =>
-          Effect.promise(() => fetch(`${survivor.url}/sessions/${ids[name]}/events`).then((r) => r.text()))
+        const eventsOf = (name: string) => getText(`${survivor.url}/sessions/${ids[name]}/events`)
         for (const name of names) {
           const events = lines(yield* eventsOf(name))
           expect(events[0]).toMatchObject({ type: "system", subtype: "init", session_id: ids[name] })
@@ -266,8 +179,7 @@ describe("armature serve", () => {
           }
         })
         const runner = yield* startRunner(database, dir, { ANTHROPIC_BASE_URL: server.url })
-        const events = (id: string, after = 0) =>
-          Effect.promise(() => fetch(`${runner.url}/sessions/${id}/events?after=${after}`).then((r) => r.text()))
+        const events = (id: string, after = 0) => getText(`${runner.url}/sessions/${id}/events?after=${after}`)
 
         const started = yield* post(`${runner.url}/sessions`, { prompt: "Hello from session e" })
         expect(started.status).toBe(201)
@@ -320,46 +232,59 @@ describe("armature serve", () => {
     240_000
   )
 
-  it.effect("its flags: --help lists the API; a missing or wrong flag is named, exit status 2", () =>
-    Effect.gen(function* () {
-      const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-serve-flags-"))
-      const cli = (args: ReadonlyArray<string>) => Effect.promise(() => runCli(args, dir))
-      const help = yield* cli(["serve", "--help"])
-      expect(help.code).toBe(0)
-      expect(help.stdout).toContain("POST /sessions, GET /sessions/ID/events")
-      expect(help.stdout).toContain("--runner-port")
-      const missing = yield* cli(["serve"])
-      expect(missing.code).toBe(2)
-      expect(missing.stderr).toContain("--database")
-      const wrong = yield* cli(["serve", "--database", "mysql://db/x"])
-      expect(wrong).toMatchObject({
-        code: 2,
-        stderr: "armature: --database: expected a PostgreSQL URL (postgres://…), got mysql://db/x\n"
-      })
-      const port = yield* cli(["serve", "--database", "postgres://db/x", "--runner-port", "0"])
-      expect(port).toMatchObject({ code: 2, stderr: "armature: --runner-port: expected a port (1–65535), got 0\n" })
-      const unreachable = yield* cli(["serve", "--database", "postgres://someone:secret@127.0.0.1:1/x", "--port", "0"])
-      expect(unreachable.code).toBe(2)
-      expect(unreachable.stderr).toContain(
-        "armature: --database: postgres://someone@127.0.0.1:1/x: connect ECONNREFUSED"
-      )
-      expect(unreachable.stderr).not.toContain("secret")
-    })
+  it.effect(
+    "its flags: --help lists the API; a missing or wrong flag is named, exit status 2",
+    () =>
+      Effect.gen(function* () {
+        const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-serve-flags-"))
+        const cli = (args: ReadonlyArray<string>) => Effect.promise(() => runCli(args, dir))
+        const help = yield* cli(["serve", "--help"])
+        expect(help.code).toBe(0)
+        expect(help.stdout).toContain("POST /sessions, GET /sessions/ID/events")
+        expect(help.stdout).toContain("--runner-port")
+        const missing = yield* cli(["serve"])
+        expect(missing.code).toBe(2)
+        expect(missing.stderr).toContain("--database")
+        const wrong = yield* cli(["serve", "--database", "mysql://db/x"])
+        expect(wrong).toMatchObject({
+          code: 2,
+          stderr: "armature: --database: expected a PostgreSQL URL (postgres://…), got mysql://db/x\n"
+        })
+        const port = yield* cli(["serve", "--database", "postgres://db/x", "--runner-port", "0"])
+        expect(port).toMatchObject({ code: 2, stderr: "armature: --runner-port: expected a port (1–65535), got 0\n" })
+        const unreachable = yield* cli([
+          "serve",
+          "--database",
+          "postgres://someone:secret@127.0.0.1:1/x",
+          "--port",
+          "0"
+        ])
+        expect(unreachable.code).toBe(2)
+        expect(unreachable.stderr).toContain(
+          "armature: --database: postgres://someone@127.0.0.1:1/x: connect ECONNREFUSED"
+        )
+        expect(unreachable.stderr).not.toContain("secret")
+      }),
+    180_000
   )
 
-  it.scopedLive("a session that cannot run (no ANTHROPIC_API_KEY) ends with an error result, not running forever", () =>
-    Effect.gen(function* () {
-      const database = yield* Postgres.freshDatabase("armature_serve_nokey")
-      const dir = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-serve-nokey-")))
-      const runner = yield* startRunner(database, dir, { ANTHROPIC_API_KEY: undefined, ANTHROPIC_BASE_URL: undefined })
-      const started = yield* post(`${runner.url}/sessions`, { prompt: "Anything" })
-      const id = String(started.body.session_id)
-      const events = lines(
-        yield* Effect.promise(() => fetch(`${runner.url}/sessions/${id}/events`).then((r) => r.text()))
-      )
-      expect(events.at(-1)).toMatchObject({ type: "result", subtype: "error_during_execution", is_error: true })
-      expect(String(events.at(-1)?.result)).toContain("ANTHROPIC_API_KEY")
-      expect((yield* getJson(`${runner.url}/sessions/${id}`)).body).toMatchObject({ state: "error_during_execution" })
-    })
+  it.scopedLive(
+    "a session that cannot run (no ANTHROPIC_API_KEY) ends with an error result, not running forever",
+    () =>
+      Effect.gen(function* () {
+        const database = yield* Postgres.freshDatabase("armature_serve_nokey")
+        const dir = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-serve-nokey-")))
+        const runner = yield* startRunner(database, dir, {
+          ANTHROPIC_API_KEY: undefined,
+          ANTHROPIC_BASE_URL: undefined
+        })
+        const started = yield* post(`${runner.url}/sessions`, { prompt: "Anything" })
+        const id = String(started.body.session_id)
+        const events = lines(yield* getText(`${runner.url}/sessions/${id}/events`))
+        expect(events.at(-1)).toMatchObject({ type: "result", subtype: "error_during_execution", is_error: true })
+        expect(String(events.at(-1)?.result)).toContain("ANTHROPIC_API_KEY")
+        expect((yield* getJson(`${runner.url}/sessions/${id}`)).body).toMatchObject({ state: "error_during_execution" })
+      }),
+    180_000
   )
 })

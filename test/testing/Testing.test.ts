@@ -29,7 +29,7 @@ const makeTimed = (starts: Queue.Enqueue<readonly [string, number]>) =>
       })
   })
 
-describe("armature/testing", () => {
+describe("effect-armature/testing", () => {
   it.scoped("a scripted turn streams tool_use blocks over virtual time; calls start before the message ends", () => {
     const starts = Effect.runSync(Queue.unbounded<readonly [string, number]>())
     const script = [

@@ -8,11 +8,12 @@
  * result line reported (AgentEvent). This module holds the loop between turns: building each request, answering
  * every call of the message, and deciding whether the run goes on. See docs/architecture.md.
  */
-import { Deferred, Effect, Either, Option, type Scope } from "effect"
+import { Chunk, Deferred, Effect, Either, Option, Queue, Ref, type Scope } from "effect"
 import type { ToolResult } from "../../domain/Blocks.js"
 import * as DeferredTools from "../../domain/DeferredTools.js"
 import * as Texts from "../../domain/Texts.js"
 import { addUsage, type Message, type ModelRequest } from "../../services/LanguageModel.js"
+import { currentContext } from "../../services/Session.js"
 import { messagesOf, type Transcript } from "../../services/Transcript.js"
 import * as Spans from "../observability/Spans.js"
 import { type RunError, type RunOptions, type RunResult, resultEvent } from "./AgentEvent.js"
@@ -42,7 +43,7 @@ const nextRequest = (run: RunContext.RunContext, sessionContext: ReadonlyArray<s
   Effect.gen(function* () {
     const pool = yield* run.pool
     const discovered = yield* run.session.state.get(DeferredTools.discoveredToolsKey)
-    const cwd = (yield* run.session.context.get).cwd
+    const cwd = (yield* Ref.get(yield* currentContext(run.session))).cwd
     const request: ModelRequest = {
       model: run.modelName,
       maxTokens: run.maxTokens,
@@ -85,12 +86,41 @@ const answerCalls = (run: RunContext.RunContext, outcome: TurnAttempt.TurnOutcom
           is_error: true
         }
     )
-    const resultMessage: Message = { role: "user", content: answered }
+    // the answers of background agents that ended meanwhile go with the results
+    const notes = Chunk.toArray(yield* Queue.takeAll(run.notifications)).map((text) => ({
+      type: "text" as const,
+      text
+    }))
+    const resultMessage: Message = { role: "user", content: [...answered, ...notes] }
     messages.push(resultMessage)
     yield* run.record({ type: "user", session_id: run.session.id, message: resultMessage }, false)
     for (const result of answered) {
       if (!outcome.reported.has(result.tool_use_id)) yield* run.onEvent(resultEvent(run.session.id, result))
     }
+    return true
+  })
+
+/**
+ * After a turn that made no call, while background agents of the run are running or have ended unannounced: waits
+ * for the next one to end (or the user's interrupt) and sends the notifications as a user message. False when there
+ * is nothing to wait for.
+ */
+const awaitBackground = (run: RunContext.RunContext, messages: Array<Message>) =>
+  Effect.gen(function* () {
+    const waiting = (yield* Queue.size(run.notifications)) > 0 || (yield* Ref.get(run.backgroundRunning)) > 0
+    if (!waiting) return false
+    const first = yield* Effect.raceFirst(
+      Effect.map(Queue.take(run.notifications), Option.some),
+      Effect.as(Deferred.await(run.interrupted), Option.none<string>())
+    )
+    if (Option.isNone(first)) return true
+    const rest = Chunk.toArray(yield* Queue.takeAll(run.notifications))
+    const message: Message = {
+      role: "user",
+      content: [first.value, ...rest].map((text) => ({ type: "text" as const, text }))
+    }
+    messages.push(message)
+    yield* run.record({ type: "user", session_id: run.session.id, message })
     return true
   })
 
@@ -189,6 +219,9 @@ const loop = (options: RunOptions): Effect.Effect<RunResult, RunError, LoopServi
       if (called || outcome.stopReason === "pause_turn") {
         yield* Compaction.maybeCompact(context, messages, outcome.usage)
         continue
+      }
+      if (outcome.stopReason !== "max_tokens" && outcome.stopReason !== "refusal") {
+        if (yield* awaitBackground(context, messages)) continue
       }
       const ended: RunResult | undefined = yield* endOfTurn(context, outcome, messages, stop)
       if (ended !== undefined) return ended

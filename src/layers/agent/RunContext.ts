@@ -3,7 +3,7 @@
  * abort signals, the running totals, and the three actions every part uses — record a line, run a hook, finish
  * with the result line.
  */
-import { Clock, type Context, Deferred, Effect, Option, Ref, Stream } from "effect"
+import { Clock, type Context, Deferred, Effect, Option, Queue, Ref, type Scope, Stream } from "effect"
 import * as AgentDefinition from "../../domain/AgentDefinition.js"
 import type { ExecutorEvent } from "../../domain/ExecutorEvent.js"
 import type { HookEvent, HookOutcome } from "../../domain/Hook.js"
@@ -22,7 +22,7 @@ import {
   type Usage
 } from "../../services/LanguageModel.js"
 import { PermissionPolicy } from "../../services/PermissionPolicy.js"
-import { Session } from "../../services/Session.js"
+import { currentContext, Session } from "../../services/Session.js"
 import { ToolExecutor } from "../../services/ToolExecutor.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
 import { Transcript, type TranscriptError } from "../../services/Transcript.js"
@@ -59,6 +59,12 @@ export interface RunContext {
   readonly tally: { usage: Usage; turns: number }
   /** The usage and cost of the run's sub-agents, added as each one ends (from the Agent calls' fibers). */
   readonly nested: Ref.Ref<{ readonly usage: Usage; readonly costUsd: number }>
+  /** The run's scope: background agents run in it, so they end with the run at the latest. */
+  readonly scope: Scope.Scope
+  /** The notification blocks of background agents that ended, waiting for the next request. */
+  readonly notifications: Queue.Queue<string>
+  /** How many of this run's background agents are still running. */
+  readonly backgroundRunning: Ref.Ref<number>
   /** The tools offered to the model: the registry's pool, narrowed to a sub-agent's own, plus Agent when offered. */
   readonly pool: Effect.Effect<ReadonlyArray<Tool.Any>>
   /** Finds a call's tool among those offered (for the executor): a tool not offered is unknown. */
@@ -115,7 +121,7 @@ export const make = Effect.fn("AgentLoop.makeContext")(function* (
     Effect.zipRight(transcript.append(event), report ? onEvent(event) : Effect.void)
 
   const hookInput = (event: HookEvent, extra: Record<string, unknown>) =>
-    Effect.map(session.context.get, (context) =>
+    Effect.map(Effect.flatMap(currentContext(session), Ref.get), (context) =>
       HookInputs.hookInput(
         {
           sessionId: session.id,
@@ -141,6 +147,9 @@ export const make = Effect.fn("AgentLoop.makeContext")(function* (
   const modelName = options.model ?? defaultModel
   const tally = { usage: emptyUsage, turns: 0 }
   const nested = yield* Ref.make({ usage: emptyUsage, costUsd: 0 })
+  const notifications = yield* Queue.unbounded<string>()
+  const backgroundRunning = yield* Ref.make(0)
+  const scope = yield* Effect.scope
   const finish = (subtype: ResultSubtype, result: string, stopReason: StopReason | null) =>
     Effect.gen(function* () {
       const totals = yield* Ref.get(nested)
@@ -202,6 +211,9 @@ export const make = Effect.fn("AgentLoop.makeContext")(function* (
     aborted,
     tally,
     nested,
+    scope,
+    notifications,
+    backgroundRunning,
     pool,
     lookup,
     stopEvent: options.subagent === undefined ? "Stop" : "SubagentStop",

@@ -3,9 +3,10 @@
  * `init` line is recorded, the SessionStart and UserPromptSubmit hooks run, and the prompt becomes the first new
  * user message (with any context the hooks added).
  */
-import { Effect, Either, Option } from "effect"
+import { Effect, Either, Option, Ref } from "effect"
 import * as DeferredTools from "../../domain/DeferredTools.js"
 import type { Message, TextContent, UserContent } from "../../services/LanguageModel.js"
+import { currentContext } from "../../services/Session.js"
 import type { RunResult } from "./AgentEvent.js"
 import { blocked, type RunContext } from "./RunContext.js"
 
@@ -46,7 +47,7 @@ export const start = Effect.fn("AgentLoop.start")(function* (
 
   const initialPool = yield* run.pool
   const startDiscovered = yield* session.state.get(DeferredTools.discoveredToolsKey)
-  const context = yield* session.context.get
+  const context = yield* Ref.get(yield* currentContext(session))
   yield* run.record({
     type: "system",
     subtype: "init",

@@ -5,17 +5,22 @@
  * its transcript is a side chain of the parent's (`<session>/agents/<Agent call id>.jsonl` next to it), and its
  * usage and cost are added to the parent's. See docs/agents.md.
  */
+import * as Crypto from "node:crypto"
 import * as Path from "node:path"
 import { FileSystem } from "@effect/platform"
-import { type Context, Effect, Option, Ref } from "effect"
+import { Clock, type Context, Deferred, Effect, Fiber, Option, Queue, Ref } from "effect"
 import * as AgentDefinition from "../../domain/AgentDefinition.js"
+import * as BackgroundAgents from "../../domain/BackgroundAgents.js"
 import { ToolFailure } from "../../domain/Errors.js"
+import { CallJournal } from "../../services/CallJournal.js"
 import { addUsage } from "../../services/LanguageModel.js"
+import { contextOverride, currentContext } from "../../services/Session.js"
 import { Transcript } from "../../services/Transcript.js"
 import * as Agent from "../tools/Agent.js"
 import type { RunError, RunOptions, RunResult } from "./AgentEvent.js"
 import type { RunContext } from "./RunContext.js"
 import * as TranscriptLive from "./TranscriptLive.js"
+import * as Worktree from "./Worktree.js"
 
 /** The side chain of a sub-agent: next to the parent's transcript, in a folder named after the session. */
 export const sideChainPath = (parentTranscript: string, sessionId: string, toolUseId: string): string =>
@@ -37,6 +42,12 @@ const sideChain = (parent: RunContext, toolUseId: string) =>
     )
   })
 
+/** The model a call runs its sub-agent on: the call's `model`, else the definition's, else the parent's. */
+export const childModel = (definition: AgentDefinition.AgentDefinition, input: Agent.Input, parentModel: string) =>
+  input.model !== undefined
+    ? (AgentDefinition.modelAliases[input.model] ?? input.model)
+    : AgentDefinition.modelOf(definition, parentModel)
+
 /** The options of a sub-agent's run, from its parent's. */
 const childOptions = (
   parent: RunContext,
@@ -45,7 +56,7 @@ const childOptions = (
   toolUseId: string
 ): RunOptions => ({
   prompt: input.prompt,
-  model: AgentDefinition.modelOf(definition, parent.modelName),
+  model: childModel(definition, input, parent.modelName),
   maxTurns: parent.options.agents?.maxTurns ?? parent.maxTurns,
   maxTokens: parent.maxTokens,
   execution: parent.execution,
@@ -62,36 +73,173 @@ const childOptions = (
   subagent: { definition, parentToolUseId: toolUseId, depth: (parent.options.subagent?.depth ?? 0) + 1 }
 })
 
+const asFailure = (error: { readonly _tag: string; readonly message: string }): ToolFailure =>
+  error._tag === "ToolFailure" ? (error as ToolFailure) : new ToolFailure({ message: error.message })
+
+/** Runs one sub-agent to its result line (in its worktree, when isolated); its usage is added to the parent's. */
+const runChild = <R>(
+  parent: RunContext,
+  loop: Loop<R>,
+  services: Context.Context<R>,
+  definition: AgentDefinition.AgentDefinition,
+  input: Agent.Input,
+  toolUseId: string
+): Effect.Effect<RunResult, ToolFailure> =>
+  Effect.gen(function* () {
+    const transcript = yield* sideChain(parent, toolUseId)
+    const result = yield* loop(childOptions(parent, definition, input, toolUseId)).pipe(
+      Effect.provideService(
+        Transcript,
+        Option.getOrElse(transcript, () => noTranscript)
+      ),
+      Effect.provide(services)
+    )
+    yield* Ref.update(parent.nested, (totals) => ({
+      usage: addUsage(totals.usage, result.usage),
+      costUsd: totals.costUsd + result.total_cost_usd
+    }))
+    return result
+  }).pipe(Effect.scoped, Effect.mapError(asFailure))
+
+/** The answer of a finished sub-agent: its final text, or a failure with the reason it did not finish. */
+const answerOf = (definition: AgentDefinition.AgentDefinition, result: RunResult) =>
+  result.subtype === "success"
+    ? Effect.succeed(result.result)
+    : Effect.fail(
+        new ToolFailure({
+          message: `The ${definition.name} agent did not finish (${result.subtype}): ${result.result}`
+        })
+      )
+
+/** Runs `body` in a git worktree of its own when the call asks for one, and says where the worktree was kept. */
+const isolated = <A>(
+  input: Agent.Input,
+  parent: RunContext,
+  id: string,
+  body: Effect.Effect<A, ToolFailure>
+): Effect.Effect<{ readonly value: A; readonly note: string }, ToolFailure> =>
+  input.isolation !== "worktree"
+    ? Effect.map(body, (value) => ({ value, note: "" }))
+    : Effect.gen(function* () {
+        const context = yield* currentContext(parent.session)
+        const current = yield* Ref.get(context)
+        const tree = yield* Worktree.acquire(current.cwd, id)
+        const own = yield* Ref.make({ ...current, cwd: tree.cwd })
+        const value = yield* Effect.locally(body, contextOverride, Option.some(own))
+        const kept = yield* tree.kept
+        return {
+          value,
+          note: Option.match(kept, {
+            onNone: () => "",
+            onSome: (path) =>
+              `\n\n[The agent ran in the git worktree ${path} (branch ${tree.branch}), kept because it changed files there.]`
+          })
+        }
+      }).pipe(Effect.scoped)
+
+/** Launches a sub-agent in the background, as a fiber of the run: the call returns its id at once. */
+const launch = (
+  parent: RunContext,
+  definition: AgentDefinition.AgentDefinition,
+  input: Agent.Input,
+  ctx: ToolContextLike,
+  run: (id: string) => Effect.Effect<{ readonly result: RunResult; readonly note: string }, ToolFailure>
+) =>
+  Effect.gen(function* () {
+    const id = `agent_${Crypto.randomBytes(4).toString("hex")}`
+    const state = ctx.state
+    const startedAt = yield* Clock.currentTimeMillis
+    const registered = yield* Deferred.make<void>()
+    const finish = (status: "completed" | "failed", result: string, totalTokens: number) =>
+      Effect.gen(function* () {
+        const stopped = yield* state.modify(BackgroundAgents.backgroundAgentsKey, (table) => {
+          if (table.get(id)?.status === "killed") return [true, table] as const
+          return [false, BackgroundAgents.update(table, id, (a) => ({ ...a, status, result }))] as const
+        })
+        if (stopped) return
+        const durationMs = (yield* Clock.currentTimeMillis) - startedAt
+        yield* Queue.offer(
+          parent.notifications,
+          BackgroundAgents.notificationText({
+            id,
+            toolUseId: ctx.toolUseId,
+            description: input.description,
+            status,
+            result,
+            totalTokens,
+            durationMs
+          })
+        )
+      })
+    yield* Ref.update(parent.backgroundRunning, (n) => n + 1)
+    const fiber = yield* Deferred.await(registered).pipe(
+      Effect.zipRight(run(id)),
+      Effect.matchEffect({
+        onSuccess: ({ result, note }) =>
+          finish(
+            result.subtype === "success" ? "completed" : "failed",
+            result.subtype === "success"
+              ? `${result.result}${note}`
+              : `The ${definition.name} agent did not finish (${result.subtype}): ${result.result}${note}`,
+            result.usage.input_tokens + result.usage.output_tokens
+          ),
+        onFailure: (error) => finish("failed", error.message, 0)
+      }),
+      Effect.ensuring(Ref.update(parent.backgroundRunning, (n) => n - 1)),
+      Effect.forkIn(parent.scope)
+    )
+    const agent: BackgroundAgents.BackgroundAgent = {
+      id,
+      description: input.description,
+      agentType: definition.name,
+      toolUseId: ctx.toolUseId,
+      status: "running",
+      result: undefined,
+      read: false,
+      stop: Effect.zipRight(
+        state.modify(BackgroundAgents.backgroundAgentsKey, (table) => [
+          undefined,
+          BackgroundAgents.update(table, id, (a) => (a.status === "running" ? { ...a, status: "killed" } : a))
+        ]),
+        Fiber.interrupt(fiber)
+      )
+    }
+    yield* state.modify(BackgroundAgents.backgroundAgentsKey, (table) => [undefined, new Map(table).set(id, agent)])
+    yield* Deferred.succeed(registered, undefined)
+    return BackgroundAgents.launchedText(id)
+  })
+
+type ToolContextLike = Parameters<Agent.Spawn>[2]
+
 /**
- * The Agent tool's `spawn` for a run: the sub-agent's run, with the services the parent runs on. Its final text is
- * the result; a sub-agent that ends otherwise (turn limit, API error, …) fails the call with the reason.
+ * The Agent tool's `spawn` for a run: the sub-agent's run, with the services the parent runs on. In the foreground
+ * its final text is the result, and a sub-agent that ends otherwise (turn limit, API error, …) fails the call with
+ * the reason; in the background the call returns the agent's id and the answer comes as a notification. A durable
+ * run runs every agent in the foreground, so that its answer is stored as the call's result.
  */
 export const spawner =
   <R>(parent: RunContext, loop: Loop<R>, services: Context.Context<R>): Agent.Spawn =>
   (definition, input, ctx) =>
     Effect.gen(function* () {
-      const transcript = yield* sideChain(parent, ctx.toolUseId)
-      const result = yield* loop(childOptions(parent, definition, input, ctx.toolUseId)).pipe(
-        Effect.provideService(
-          Transcript,
-          Option.getOrElse(transcript, () => noTranscript)
-        ),
-        Effect.provide(services)
+      const child = runChild(parent, loop, services, definition, input, ctx.toolUseId)
+      const durable = Option.isSome(yield* Effect.serviceOption(CallJournal))
+      if (input.run_in_background === true && !durable) {
+        return yield* launch(parent, definition, input, ctx, (id) =>
+          Effect.map(isolated(input, parent, id, child), ({ value, note }) => ({ result: value, note }))
+        )
+      }
+      const { value, note } = yield* isolated(
+        input,
+        parent,
+        `agent_${Crypto.randomBytes(4).toString("hex")}`,
+        Effect.flatMap(child, (result) => answerOf(definition, result))
       )
-      yield* Ref.update(parent.nested, (totals) => ({
-        usage: addUsage(totals.usage, result.usage),
-        costUsd: totals.costUsd + result.total_cost_usd
-      }))
-      if (result.subtype === "success") return result.result
-      return yield* new ToolFailure({
-        message: `The ${definition.name} agent did not finish (${result.subtype}): ${result.result}`
-      })
-    }).pipe(
-      Effect.scoped,
-      Effect.catchAll((error) =>
-        error._tag === "ToolFailure" ? Effect.fail(error) : Effect.fail(new ToolFailure({ message: error.message }))
-      )
-    )
+      const durableNote =
+        input.run_in_background === true
+          ? "\n\n[This agent ran in the foreground: in a durable run an agent's answer is stored as its call's result.]"
+          : ""
+      return `${value}${note}${durableNote}`
+    })
 
 const noTranscript = Transcript.of({ path: "", previous: [], append: () => Effect.void, sync: Effect.void })
 

@@ -7,7 +7,8 @@
  * a line's number is its position in that output, so a line already stored is not stored twice.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { type Console, Effect } from "effect"
+import type { PgClient } from "@effect/sql-pg"
+import { type Console, Effect, PubSub, Schedule, Stream } from "effect"
 
 /** A stored line of a session's output. */
 export interface EventRow {
@@ -32,14 +33,44 @@ export const ensureTables = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   )
 )
 
-/** Stores line `seq` of a session, unless a line with that number is stored already. */
+/**
+ * The PostgreSQL channel on which a session's id is sent when it has a new line or changed state: readers of its
+ * events wait on it instead of polling.
+ */
+export const channel = "armature_session_changed"
+
+/** Tells the readers of a session's events that something changed (a new state). */
+export const changed = (sessionId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT pg_notify(${channel}, ${sessionId})`)
+
+/**
+ * Stores line `seq` of a session, unless a line with that number is stored already, and tells the readers (one
+ * statement: the notification goes only when a line was stored).
+ */
 export const append = (sessionId: string, seq: number, line: string) =>
   Effect.flatMap(
     SqlClient.SqlClient,
     (sql) =>
-      sql`INSERT INTO armature_events (session_id, seq, line) VALUES (${sessionId}, ${seq}, ${line})
-        ON CONFLICT (session_id, seq) DO NOTHING`
+      sql`WITH stored AS (
+        INSERT INTO armature_events (session_id, seq, line) VALUES (${sessionId}, ${seq}, ${line})
+        ON CONFLICT (session_id, seq) DO NOTHING RETURNING 1
+      ) SELECT pg_notify(${channel}, ${sessionId}) FROM stored`
   )
+
+/**
+ * The ids of sessions that changed, as this runner's one listening connection hears them, for any number of readers
+ * to subscribe to. The listener runs as long as the scope.
+ */
+export const changes = (pg: PgClient.PgClient) =>
+  Effect.gen(function* () {
+    const hub = yield* PubSub.sliding<string>(1024)
+    yield* pg.listen(channel).pipe(
+      Stream.runForEach((id) => PubSub.publish(hub, id)),
+      Effect.retry(Schedule.spaced("1 second")),
+      Effect.forkScoped
+    )
+    return hub
+  })
 
 /** The stored lines of a session after line `after`, in order (at most `limit`). */
 export const after = (sessionId: string, seq: number, limit = 500) =>

@@ -2,11 +2,13 @@
  * One call's way through the engine once the scheduler has started it: validate → PreToolUse → permission
  * decision → approval → call (or cached result) → result mapping → large-result store → PostToolUse (or
  * PostToolUseFailure). Each step is a small function of its own; `run` composes them. Lookup and decoding happen
- * at arrival (the scheduler needs the decoded input to know whether the call is concurrency-safe), in CallInput.
+ * at arrival (the scheduler needs the decoded input to know whether the call is concurrency-safe): the lookup in
+ * Execution.ts, the decoding in domain/CallInput.ts, called by domain/ExecutionStep.ts.
  * See docs/executor.md.
  */
 import { Cause, Duration, Effect, Either, Exit, FiberId, Option, Ref } from "effect"
 import type { ToolResultContent } from "../../domain/Blocks.js"
+import { decode } from "../../domain/CallInput.js"
 import type { ToolFailure } from "../../domain/Errors.js"
 import type { ToolCall } from "../../domain/ExecutorEvent.js"
 import type { HookEvent, HookInput, HookOutcome } from "../../domain/Hook.js"
@@ -29,10 +31,9 @@ import { type Hooks, runIfAny } from "../../services/Hooks.js"
 import type { PermissionPolicy, PermissionRequest } from "../../services/PermissionPolicy.js"
 import { none as noResultCache, type ResultCache } from "../../services/ResultCache.js"
 import type { ResultStore } from "../../services/ResultStore.js"
-import type { Session } from "../../services/Session.js"
+import { currentContext, type Session } from "../../services/Session.js"
 import type { CallSpans } from "../observability/CallSpans.js"
 import * as Spans from "../observability/Spans.js"
-import { decode } from "./CallInput.js"
 
 /** The services a call goes through. */
 export interface Services {
@@ -69,11 +70,7 @@ export interface Links {
 const valid: Effect.Effect<Option.Option<Outcome>> = Effect.succeed(Option.none())
 
 /** Runs the tool's own `validate`; a refusal when it rejects the input. */
-export const validate = (
-  tool: Tool.Any,
-  input: unknown,
-  ctx: Tool.ToolContext
-): Effect.Effect<Option.Option<Outcome>> =>
+const validate = (tool: Tool.Any, input: unknown, ctx: Tool.ToolContext): Effect.Effect<Option.Option<Outcome>> =>
   tool.validate === Tool.noValidation
     ? valid
     : tool.validate(input, ctx).pipe(
@@ -177,37 +174,32 @@ const timedOut: Invocation = { _tag: "TimedOut" }
 const returned = (value: unknown): Invocation => ({ _tag: "Returned", value })
 const failedWith = (cause: Cause.Cause<ToolFailure>): Invocation => ({ _tag: "Failed", cause })
 
-/** Runs a tool's body under its timeout, to what it gave (one step for the result or the failure). */
-const settle = (tool: Tool.Any, body: Effect.Effect<unknown, ToolFailure>): Effect.Effect<Invocation> =>
-  Option.isNone(tool.timeout)
-    ? Effect.matchCause(body, { onSuccess: returned, onFailure: failedWith })
-    : Effect.matchCause(Effect.timeoutOption(body, tool.timeout.value), {
-        onSuccess: Option.match({ onNone: () => timedOut, onSome: returned }),
-        onFailure: failedWith
-      })
-
 const timedOutExit = Exit.interrupt(FiberId.none)
 
 /**
- * {@link settle} with the body in its `armature.tool_body` span, the parent of what the tool opens; the span ends
- * with what the body gave (an interrupted body's span ends when the call's fiber does, see CallSpans).
+ * Runs a tool's body under its timeout, to what it gave (one step for the result or the failure). Traced, the body
+ * runs in its `armature.tool_body` span, the parent of what the tool opens; the span ends with what the body gave
+ * (an interrupted body's span ends when the call's fiber does, see CallSpans).
  */
-const settleTraced = (
+const runBody = (
   tool: Tool.Any,
   input: unknown,
   ctx: Tool.ToolContext,
-  tracing: Tracing
+  tracing: Tracing | undefined
 ): Effect.Effect<Invocation> => {
-  const body = Effect.suspend(() => {
-    tracing.enterBody()
-    return tool.call(input, ctx)
-  })
+  const body =
+    tracing === undefined
+      ? tool.call(input, ctx)
+      : Effect.suspend(() => {
+          tracing.enterBody()
+          return tool.call(input, ctx)
+        })
   const onSuccess = (value: unknown): Invocation => {
-    tracing.endStep(Exit.void)
+    tracing?.endStep(Exit.void)
     return returned(value)
   }
   const onFailure = (cause: Cause.Cause<ToolFailure>): Invocation => {
-    tracing.endStep(Exit.failCause(cause))
+    tracing?.endStep(Exit.failCause(cause))
     return failedWith(cause)
   }
   return Option.isNone(tool.timeout)
@@ -215,7 +207,7 @@ const settleTraced = (
     : Effect.matchCause(Effect.timeoutOption(body, tool.timeout.value), {
         onSuccess: Option.match({
           onNone: () => {
-            tracing.endStep(timedOutExit)
+            tracing?.endStep(timedOutExit)
             return timedOut
           },
           onSome: onSuccess
@@ -235,7 +227,7 @@ export const invoke = (
   ctx: Tool.ToolContext,
   tracing?: Tracing
 ): Effect.Effect<Invocation> => {
-  const settled = tracing === undefined ? settle(tool, tool.call(input, ctx)) : settleTraced(tool, input, ctx, tracing)
+  const settled = runBody(tool, input, ctx, tracing)
   if (cache === noResultCache) return settled
   if (!Tool.safely(tool.isReadOnly, input)) return Effect.ensuring(settled, cache.invalidate(resourcesOf(tool, input)))
   return Effect.flatMap(cache.lookup(tool, input), (cached) =>
@@ -244,7 +236,7 @@ export const invoke = (
 }
 
 /** Maps a returned value to result content: the tool's `toResult`, the empty-result text, the large-result store. */
-export const mapResult = (
+const mapResult = (
   services: Services,
   tool: Tool.Any,
   toolUseId: string,
@@ -414,7 +406,7 @@ export const make = (services: Services) => {
 
   /** Runs a started call to its outcome. Interruption passes through; any other defect becomes an error result. */
   const run = (started: Started, links: Links): Effect.Effect<Outcome> =>
-    Effect.flatMap(Ref.get(session.context), ({ cwd }) => {
+    Effect.flatMap(Effect.flatMap(currentContext(session), Ref.get), ({ cwd }) => {
       const ctx: Tool.ToolContext = {
         toolUseId: started.call.id,
         cwd,

@@ -1,30 +1,41 @@
 /**
  * One execution: the fibers around the state's single owner. For a stream, the input fiber checks and looks up each
  * call and sends it to the owner; a batch arrives at once. The owner fiber takes messages from its inbox (arrivals,
- * a call's exit with its tool's result, interrupt, abort, discard, input end), applies the transitions of
- * `ExecutionState`, and carries out the commands they leave: context modifiers, emitting events to the sink,
- * starting calls, interrupting calls. Calls run in a
- * scoped FiberSet, each holding permits of one Semaphore (a safe call one, an unsafe call all of them under
- * partition scheduling): the semaphore holds the cap and the partition, the planner decides the order in which
- * permits are asked for. See docs/executor.md.
+ * a call's exit with its tool's result, interrupt, abort, discard, input end), folds them through the pure
+ * `ExecutionStep.step` (domain/ExecutionStep.ts), and carries out the commands each step returns: context
+ * modifiers, events to the sink, starting calls, ending their spans and metrics, interrupting calls. Calls run in a
+ * scoped FiberSet; the cap is the step's (the planner never starts more calls than it allows). See docs/executor.md.
  */
-import { type Cause, Deferred, Effect, Exit, FiberSet, Mailbox, Option, Ref, Runtime, type Scope, Stream } from "effect"
+import {
+  type Cause,
+  Deferred,
+  Effect,
+  Exit,
+  Fiber,
+  FiberSet,
+  Mailbox,
+  Option,
+  Ref,
+  type Scope,
+  Stream,
+  type Tracer
+} from "effect"
 import type { Scheduling } from "../../domain/Admission.js"
 import { makeStreamCheck } from "../../domain/CallGraph.js"
 import { discoveredToolsKey } from "../../domain/DeferredTools.js"
 import type { DependencyCycleError, InvalidInputError } from "../../domain/Errors.js"
+import * as ExecutionStep from "../../domain/ExecutionStep.js"
 import type { ExecutorEvent, ToolCall } from "../../domain/ExecutorEvent.js"
 import { cancelledOutcome, type Outcome } from "../../domain/Outcome.js"
 import * as Texts from "../../domain/Texts.js"
 import type * as Tool from "../../domain/Tool.js"
-import type { Session } from "../../services/Session.js"
+import { currentContext, type Session } from "../../services/Session.js"
 import type { CancellationPolicy, Control } from "../../services/ToolExecutor.js"
 import type { ToolRegistry } from "../../services/ToolRegistry.js"
 import { Starter } from "../observability/CallSpans.js"
 import * as Metrics from "../observability/Metrics.js"
 import * as Spans from "../observability/Spans.js"
 import type * as CallPipeline from "./CallPipeline.js"
-import * as ExecutionState from "./ExecutionState.js"
 
 /** What an execution needs from the executor. */
 export interface Env {
@@ -54,8 +65,8 @@ export interface Options {
 export interface Sink<E> {
   /** False when only result events are wanted. */
   readonly detailed: boolean
-  /** Takes events in order; called by the owner only (progress events come from call fibers). */
-  readonly emit: (events: ReadonlyArray<ExecutorEvent>) => void
+  /** Takes events in order: the owner's, and the progress events of call fibers. */
+  readonly emit: (events: ReadonlyArray<ExecutorEvent>) => Effect.Effect<void>
   /** Called once, when every result has been yielded or the input failed. */
   readonly end: (failure: Option.Option<Cause.Cause<E>>) => Effect.Effect<void>
   /** Called once on a discard: nothing more is emitted. */
@@ -70,30 +81,15 @@ export type Input<E> =
 /** A sink that is a Mailbox: the execution's events as a stream. */
 export const mailboxSink = <E>(mailbox: Mailbox.Mailbox<ExecutorEvent, E>): Sink<E> => ({
   detailed: true,
-  emit: (events) => {
-    mailbox.unsafeOfferAll(events)
-  },
+  emit: (events) => Effect.asVoid(mailbox.offerAll(events)),
   end: (failure) => Option.match(failure, { onNone: () => mailbox.end, onSome: (cause) => mailbox.failCause(cause) }),
   discard: Effect.zipRight(Effect.ignore(mailbox.clear), mailbox.end)
 })
 
-type Message<E> =
-  | {
-      readonly _tag: "Arrive"
-      readonly call: ToolCall
-      readonly tool: Tool.Any | undefined
-      readonly discovered: ReadonlySet<string>
-    }
-  | {
-      readonly _tag: "Exited"
-      readonly entry: ExecutionState.Entry
-      readonly exit: Exit.Exit<Outcome>
-      /** The tool's result when it had returned before the fiber ended (a late cancellation must not replace it). */
-      readonly ran: Outcome | undefined
-    }
-  | { readonly _tag: "Interrupt"; readonly all: boolean }
-  | { readonly _tag: "InputEnded"; readonly failure: Option.Option<Cause.Cause<E>> }
-  | { readonly _tag: "Discard" }
+/** What the owner's inbox takes: the state's messages; the input's end carries how the input ended. */
+type Inbound<E> =
+  | Exclude<ExecutionStep.Message, { readonly _tag: "InputEnded" }>
+  | { readonly _tag: "InputEnded"; readonly t: number; readonly failure: Option.Option<Cause.Cause<E>> }
 
 type Failure<E> = E | InvalidInputError | DependencyCycleError
 
@@ -115,10 +111,7 @@ class Link implements CallPipeline.Links {
     this.progress =
       emit === undefined
         ? noProgress
-        : (data) =>
-            Effect.sync(() => {
-              emit([{ type: "progress", tool_use_id: id, data, t_ms: now() }])
-            })
+        : (data) => Effect.suspend(() => emit([{ type: "progress", tool_use_id: id, data, t_ms: now() }]))
   }
   ran(outcome: Outcome): void {
     this.outcome = outcome
@@ -126,6 +119,13 @@ class Link implements CallPipeline.Links {
 }
 
 const noProgress = (_: unknown): Effect.Effect<void> => Effect.void
+
+/** A started call the owner has not seen end yet: its fiber (to interrupt it) and its span. */
+interface Live {
+  readonly fiber: Fiber.RuntimeFiber<unknown, unknown>
+  readonly startedAt: number
+  readonly span: Tracer.Span | undefined
+}
 
 /**
  * Starts an execution in the current scope; its events go to `sink`, which is told when it ends. With `inline`, a
@@ -143,58 +143,47 @@ export const run = <E>(
     const clock = yield* Effect.clock
     const opener = env.spans ? yield* Spans.opener : undefined
     const startedAt = clock.unsafeCurrentTimeMillis()
+    /** Milliseconds since the execution started: the time every message carries. */
     const now = () => clock.unsafeCurrentTimeMillis() - startedAt
-    const inbox = yield* Mailbox.make<Message<Failure<E>>>()
+    const inbox = yield* Mailbox.make<Inbound<Failure<E>>>()
     const fibers = yield* FiberSet.make<unknown, unknown>()
-    const semaphore = yield* Effect.makeSemaphore(options.cap)
-    const state = ExecutionState.make({ ...options, now, detailed: sink.detailed })
-    const send = (message: Message<Failure<E>>) => inbox.offer(message)
+    // Calls start at once, in the owner's turn, rather than at the scheduler's next one: a call that finishes
+    // without waiting has posted its exit before the owner reads its inbox again, which saves the owner a wake per call.
+    const fork = yield* FiberSet.runtime(fibers)<never>()
+    const send = (message: Inbound<Failure<E>>) => inbox.offer(message)
     const interrupted = options.control === undefined ? Effect.never : Deferred.await(options.control.interrupted)
-    const permitsOf = (entry: ExecutionState.Entry) =>
-      entry.safe || options.scheduling === "resources" ? 1 : options.cap
+    const live = new Map<number, Live>()
+    const emitProgress = sink.detailed ? sink.emit : undefined
 
     /**
-     * Starts a call: its `execute_tool` span, then its pipeline in a fiber of its own, started with the owner's
-     * runtime at once rather than at the scheduler's next turn (a call that finishes without waiting has posted its
-     * exit before the owner reads its inbox again, which saves the owner a wake per call). Traced, the fiber starts
-     * with a context of its own whose parent span is the call's span (CallSpans), so what the pipeline opens nests
-     * under it with no change of context. The fiber only talks to the owner through the inbox: starting it here
-     * touches no state.
+     * Starts a call: its `execute_tool` span, then its pipeline in a fiber of its own, which tells the owner its exit.
+     * Traced, the fiber starts with a context of its own whose parent span is the call's span (CallSpans), so what
+     * the pipeline opens nests under it with no change of context.
      */
-    const startCall = (runtime: Runtime.Runtime<never>, starter: Starter | undefined, entry: ExecutionState.Entry) => {
-      const startedAt = now()
-      entry.startedAt = startedAt
-      Metrics.callStarted(entry.call.name, startedAt - entry.queuedAt)
-      const link = new Link(entry.call.id, sink.detailed ? sink.emit : undefined, now, interrupted)
-      let fiberRuntime = runtime
-      if (starter !== undefined) {
-        const tracing = starter.start(entry.tool, entry.call.name, entry.call.id, startedAt - entry.queuedAt)
-        entry.span = tracing.span
-        link.tracing = tracing
-        fiberRuntime = tracing.runtime
-      }
-      const started = { call: entry.call, tool: entry.tool!, input: entry.input }
-      const fiber = Runtime.runFork(fiberRuntime, Effect.interruptible(env.pipeline.run(started, link)))
-      // told at once if the call already ended; the inbox is unbounded, so the offer always succeeds
-      fiber.addObserver((exit) => {
-        link.tracing?.ended(exit)
-        inbox.unsafeOffer({ _tag: "Exited", entry, exit, ran: link.outcome })
+    const startCall = (starter: Starter | undefined, start: ExecutionStep.Start) => {
+      const { call, index, queuedAt } = start.call
+      Metrics.callStarted(call.name, start.startedAt - queuedAt)
+      const link = new Link(call.id, emitProgress, now, interrupted)
+      const tracing = starter?.start(start.call.tool, call.name, call.id, start.startedAt - queuedAt)
+      link.tracing = tracing
+      const started = { call, tool: start.call.tool!, input: start.input }
+      const running = Effect.onExit(Effect.interruptible(env.pipeline.run(started, link)), (exit) => {
+        tracing?.ended(exit)
+        return send({ _tag: "Exited", index, exit, ran: link.outcome, t: now() })
       })
-      // a call that already ended (it never waited) needs no place in the set, nor in its entry
-      if (fiber.unsafePoll() !== null) return
-      FiberSet.unsafeAdd(fibers, fiber)
-      if (entry.status === "executing") entry.fiber = fiber
+      const fiber = fork(running, tracing === undefined ? undefined : { updateRefs: tracing.withContext })
+      live.set(index, { fiber, startedAt: start.startedAt, span: tracing?.span })
     }
 
     /** Ends a completed call's `execute_tool` span (a call that never started gets an instant one) and metrics. */
-    const ended = (entry: ExecutionState.Entry) => {
-      const outcome = entry.outcome!
-      Metrics.callEnded(entry.call.name, outcome, entry.startedAt === undefined ? undefined : now() - entry.startedAt)
+    const endCall = ({ call, outcome }: ExecutionStep.Ended, started: Live | undefined) => {
+      Metrics.callEnded(call.call.name, outcome, started === undefined ? undefined : now() - started.startedAt)
       if (opener === undefined) return
-      const span = entry.span ?? Spans.openTool(opener, entry.tool, entry.call.name, entry.call.id, undefined)
-      Spans.endTool(span, outcome, opener.now())
-      // the span is let go once ended, like the call's fiber
-      entry.span = undefined
+      Spans.endTool(
+        started?.span ?? Spans.openTool(opener, call.tool, call.call.name, call.call.id, undefined),
+        outcome,
+        opener.now()
+      )
     }
 
     /**
@@ -202,85 +191,66 @@ export const run = <E>(
      * or by the owner itself being interrupted (the stream's consumer went away). Once only.
      */
     let cutShortEnded = false
-    const endDiscarded = Effect.sync(() => {
-      if (cutShortEnded) return
-      cutShortEnded = true
-      for (const entry of state.entries) {
-        if (entry.startedAt !== undefined && entry.outcome === undefined) {
-          const outcome = cancelledOutcome(Texts.rejected, "discard")
-          Metrics.callEnded(entry.call.name, outcome, now() - entry.startedAt)
-          if (entry.span !== undefined && opener !== undefined) Spans.endTool(entry.span, outcome, opener.now())
-        }
-      }
-    })
-
-    /** Applies one message; false when the execution was discarded. */
-    const apply = (
-      message: Message<Failure<E>>,
-      failure: { cause: Option.Option<Cause.Cause<Failure<E>>>; released: number }
-    ) => {
-      switch (message._tag) {
-        case "Arrive":
-          ExecutionState.arrive(state, message.call, message.tool, message.discovered)
-          return true
-        case "Exited":
-          failure.released += permitsOf(message.entry)
-          ExecutionState.exited(state, message.entry, message.exit, message.ran)
-          return true
-        case "Interrupt":
-          ExecutionState.interrupt(state, message.all)
-          return true
-        case "InputEnded":
-          failure.cause = message.failure
-          ExecutionState.inputEnded(state)
-          return true
-        case "Discard":
-          return false
-      }
-    }
+    const endCutShort = (state: ExecutionStep.State) =>
+      Effect.sync(() => {
+        if (cutShortEnded) return
+        cutShortEnded = true
+        const outcome = cancelledOutcome(Texts.rejected, "discard")
+        for (const [index, started] of live) endCall({ call: ExecutionStep.arrivedAt(state, index), outcome }, started)
+        live.clear()
+      })
 
     /**
-     * The owner: the only fiber that reads or writes the state, and the loop that hands out the semaphore's permits.
-     * After each round of messages it carries out the transitions' commands in order: modifiers, events, the
-     * permits of the calls the planner started (it never starts more than are free, so taking them never waits),
-     * starts, ended calls, interrupts.
+     * The owner: the only fiber that holds the state. It folds its inbox through `ExecutionStep.step` and carries
+     * out each step's commands in order: modifiers, events, starts, ended calls, interrupts.
      */
-    const owner = (initial: Array<Message<Failure<E>>>) =>
-      Effect.gen(function* () {
-        const runtime = yield* Effect.runtime<never>()
+    const owner = (initial: Array<Inbound<Failure<E>>>) => {
+      let state = ExecutionStep.make({
+        cap: options.cap,
+        scheduling: options.scheduling,
+        cancellation: options.cancellation,
+        detailed: sink.detailed
+      })
+      return Effect.gen(function* () {
         const self = yield* Effect.fiberId
-        const starter = opener === undefined ? undefined : new Starter(opener, runtime)
-        const failure = { cause: Option.none<Cause.Cause<Failure<E>>>(), released: 0 }
+        const starter = opener === undefined ? undefined : new Starter(opener, yield* Effect.context<never>())
+        let failure = Option.none<Cause.Cause<Failure<E>>>()
         // the first messages are taken out of `initial` so that a long batch's arrivals are not held to the end
-        let messages: Iterable<Message<Failure<E>>> = initial.splice(0)
+        let messages: Iterable<Inbound<Failure<E>>> = initial.splice(0)
         while (true) {
           for (const message of messages) {
-            if (!apply(message, failure)) {
+            if (message._tag === "InputEnded") failure = message.failure
+            const [next, commands] = ExecutionStep.step(state, message)
+            state = next
+            if (commands === ExecutionStep.noCommands) continue
+            if (commands.discarded) {
               // nothing more is yielded: running calls are interrupted, queued ones never start
               yield* FiberSet.clear(fibers)
-              yield* endDiscarded
+              yield* endCutShort(state)
               return yield* sink.discard
             }
+            const { modifiers } = commands
+            if (modifiers.length > 0) {
+              const context = yield* currentContext(env.session)
+              yield* Ref.update(context, (c) => modifiers.reduce((a, m) => m(a), c))
+            }
+            if (commands.events.length > 0) yield* sink.emit(commands.events)
+            for (const start of commands.start) startCall(starter, start)
+            for (const ended of commands.ended) {
+              const index = ended.call.index
+              endCall(ended, live.get(index))
+              live.delete(index)
+            }
+            for (const index of commands.interrupt) {
+              const call = live.get(index)
+              if (call !== undefined) yield* Fiber.interruptAsFork(call.fiber, self)
+            }
+            if (commands.finished) return yield* sink.end(failure)
           }
-          ExecutionState.settle(state)
-          const commands = ExecutionState.takeCommands(state)
-          const { modifiers } = commands
-          if (modifiers.length > 0) yield* Ref.update(env.session.context, (c) => modifiers.reduce((a, m) => m(a), c))
-          if (commands.events.length > 0) sink.emit(commands.events)
-          if (failure.released > 0) yield* semaphore.release(failure.released)
-          failure.released = 0
-          if (commands.start.length > 0) {
-            let permits = 0
-            for (const entry of commands.start) permits += permitsOf(entry)
-            yield* semaphore.take(permits)
-            for (const entry of commands.start) startCall(runtime, starter, entry)
-          }
-          for (const entry of commands.completed) ended(entry)
-          for (const fiber of commands.interrupt) fiber.unsafeInterruptAsFork(self)
-          if (ExecutionState.isFinished(state)) return yield* sink.end(failure.cause)
           messages = (yield* inbox.takeAll)[0]
         }
-      }).pipe(Effect.onInterrupt(() => endDiscarded))
+      }).pipe(Effect.onInterrupt(() => endCutShort(state)))
+    }
 
     const discovered =
       options.discovered !== undefined ? Effect.succeed(options.discovered) : env.session.state.get(discoveredToolsKey)
@@ -290,23 +260,28 @@ export const run = <E>(
     if (control !== undefined) {
       yield* Effect.forkScoped(
         Deferred.await(control.interrupted).pipe(
-          Effect.zipRight(send({ _tag: "Interrupt", all: false })),
+          Effect.zipRight(Effect.suspend(() => send({ _tag: "Interrupt", all: false, t: now() }))),
           Effect.zipRight(Deferred.await(control.aborted)),
-          Effect.zipRight(send({ _tag: "Interrupt", all: true }))
+          Effect.zipRight(Effect.suspend(() => send({ _tag: "Interrupt", all: true, t: now() })))
         )
       )
-      yield* Effect.forkScoped(Effect.zipRight(Deferred.await(control.discarded), send({ _tag: "Discard" })))
+      yield* Effect.forkScoped(
+        Effect.zipRight(
+          Deferred.await(control.discarded),
+          Effect.suspend(() => send({ _tag: "Discard", t: now() }))
+        )
+      )
     }
     if (input._tag === "Batch") {
       // A whole batch arrives at once (it was checked as a whole before): no input fiber, one lookup per name.
       const known = yield* discovered
       const tools = new Map<string, Tool.Any | undefined>()
-      const arrivals: Array<Message<Failure<E>>> = []
+      const arrivals: Array<Inbound<Failure<E>>> = []
       for (const call of input.calls) {
         if (!tools.has(call.name)) tools.set(call.name, Option.getOrUndefined(yield* lookup(call.name)))
-        arrivals.push({ _tag: "Arrive", call, tool: tools.get(call.name), discovered: known })
+        arrivals.push({ _tag: "Arrive", call, tool: tools.get(call.name), discovered: known, t: now() })
       }
-      arrivals.push({ _tag: "InputEnded", failure: Option.none() })
+      arrivals.push({ _tag: "InputEnded", t: now(), failure: Option.none() })
       if (inline) return yield* owner(arrivals)
       yield* Effect.forkScoped(owner(arrivals))
     } else {
@@ -315,12 +290,16 @@ export const run = <E>(
         const invalid = check(call)
         if (invalid !== undefined) return Effect.fail(invalid)
         return Effect.flatMap(Effect.zip(lookup(call.name), discovered), ([tool, known]) =>
-          send({ _tag: "Arrive", call, tool: Option.getOrUndefined(tool), discovered: known })
+          send({ _tag: "Arrive", call, tool: Option.getOrUndefined(tool), discovered: known, t: now() })
         )
       }).pipe(
         Effect.exit,
         Effect.flatMap((exit) =>
-          send({ _tag: "InputEnded", failure: Exit.isFailure(exit) ? Option.some(exit.cause) : Option.none() })
+          send({
+            _tag: "InputEnded",
+            t: now(),
+            failure: Exit.isFailure(exit) ? Option.some(exit.cause) : Option.none()
+          })
         )
       )
       yield* Effect.forkScoped(owner([]))

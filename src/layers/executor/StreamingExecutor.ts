@@ -130,11 +130,12 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
           settings(options),
           {
             detailed: false,
-            emit: (events) => {
-              for (const e of events) {
-                if (e.type === "tool_result") results.push(toolResult(e.tool_use_id, e.content, e.is_error))
-              }
-            },
+            emit: (events) =>
+              Effect.sync(() => {
+                for (const e of events) {
+                  if (e.type === "tool_result") results.push(toolResult(e.tool_use_id, e.content, e.is_error))
+                }
+              }),
             end: () => Effect.void,
             discard: Effect.void
           },

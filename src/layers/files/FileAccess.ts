@@ -73,7 +73,9 @@ export const formatSize = PersistedOutput.formatSize
 
 /**
  * Checks that the model may overwrite an existing file: it was read (or written by a tool) in this session, and it
- * did not change since. A changed mtime with identical content (a `touch`) is fine and refreshes the record.
+ * did not change since. The content's hash decides, whatever the modification time says: a changed mtime with
+ * identical content (a `touch`) is fine and refreshes the record, and changed content under the old mtime and size
+ * (`touch -r`, a tool that restores times) is refused.
  */
 export const checkFresh = (
   cache: FileStateCache["Type"],
@@ -82,12 +84,12 @@ export const checkFresh = (
 ): Effect.Effect<void, FileError> =>
   Effect.flatMap(cache.get(path), (recorded) => {
     if (Option.isNone(recorded)) return Effect.fail(new FileError({ message: notReadMessage }))
-    if (recorded.value.mtimeMs === current.mtimeMs) return Effect.void
     return Effect.flatMap(readBytes(path), (bytes) => {
       const hash = hashOf(bytes)
-      return hash === recorded.value.hash
-        ? cache.record(path, { mtimeMs: current.mtimeMs, hash })
-        : Effect.fail(new FileError({ message: modifiedMessage }))
+      if (hash !== recorded.value.hash) return Effect.fail(new FileError({ message: modifiedMessage }))
+      return recorded.value.mtimeMs === current.mtimeMs
+        ? Effect.void
+        : cache.record(path, { mtimeMs: current.mtimeMs, hash })
     })
   })
 

@@ -10,7 +10,7 @@
  * `armature.tool_body`, and what the pipeline opens outside the body (hook runs, result persistence) under
  * `execute_tool`. A fiber the tool leaves running after it returned sees `execute_tool` as its parent from then on.
  */
-import { Context, Exit, FiberId, FiberRef, FiberRefs, Option, Runtime, Tracer } from "effect"
+import { Context, Exit, type FiberId, FiberRef, FiberRefs, Option, Tracer } from "effect"
 import type * as Tool from "../../domain/Tool.js"
 import * as Spans from "./Spans.js"
 
@@ -26,12 +26,18 @@ export class CallSpans {
     /** The call's `execute_tool` span; the execution's owner ends it when the call completes. */
     readonly span: Tracer.Span,
     /** The context the call's fiber runs in; private to this call, its parent span is switched in place. */
-    readonly context: Context.Context<never>,
-    /** The runtime the call's fiber starts with: the owner's, with {@link context} as its context. */
-    readonly runtime: Runtime.Runtime<never>
+    readonly context: Context.Context<never>
   ) {
     this.asParent = Option.some(span)
   }
+
+  /**
+   * The fiber refs the call's fiber starts with (`RunForkOptions.updateRefs`): the owner's, with {@link context} as
+   * the fiber's context, so that starting the fiber does not compare the owner's context with the call's (Effect
+   * would otherwise hash both and walk their services).
+   */
+  readonly withContext = (refs: FiberRefs.FiberRefs, fiberId: FiberId.Runtime): FiberRefs.FiberRefs =>
+    FiberRefs.updateAs(refs, { fiberId, fiberRef: FiberRef.currentContext, value: this.context })
 
   /** Opens a step span under the call's span (not made the parent of anything: the fiber's context is unchanged). */
   openStep(name: string): Tracer.Span {
@@ -72,38 +78,26 @@ export class CallSpans {
 const noContext = Context.empty()
 
 /**
- * Starts traced calls for an execution's owner: what it needs from the owner's runtime is read once. A call's context
- * is a copy of the owner's with the call's span as the parent span, made from the owner's entries (the parent span
- * first); the call's runtime already holds it in its fiber refs, so starting the fiber does not compare the owner's
- * context with the call's (Effect would otherwise hash both and walk their services).
+ * Starts traced calls for an execution's owner: the owner's context entries are read once. A call's context is a
+ * copy of the owner's with the call's span as the parent span, made from those entries (the parent span first).
  */
 export class Starter {
   private readonly entries: ReadonlyArray<readonly [string, unknown]>
 
   constructor(
     readonly opener: Spans.Opener,
-    readonly runtime: Runtime.Runtime<never>
+    context: Context.Context<never>
   ) {
     const entries: Array<readonly [string, unknown]> = [[Tracer.ParentSpan.key, undefined]]
-    for (const entry of runtime.context.unsafeMap) if (entry[0] !== Tracer.ParentSpan.key) entries.push(entry)
+    for (const entry of context.unsafeMap) if (entry[0] !== Tracer.ParentSpan.key) entries.push(entry)
     this.entries = entries
   }
 
-  /** Opens a started call's `execute_tool` span under the opener's parent, and the context and runtime of its fiber. */
+  /** Opens a started call's `execute_tool` span under the opener's parent, and the context of its fiber. */
   start(tool: Tool.Any | undefined, name: string, id: string, queueWaitMs: number): CallSpans {
     const span = Spans.openTool(this.opener, tool, name, id, queueWaitMs)
     const map = new Map<string, unknown>(this.entries)
     map.set(Tracer.ParentSpan.key, span)
-    const context = Context.unsafeMake<never>(map)
-    const runtime = Runtime.make({
-      context,
-      fiberRefs: FiberRefs.updateAs(this.runtime.fiberRefs, {
-        fiberId: FiberId.none,
-        fiberRef: FiberRef.currentContext,
-        value: context
-      }),
-      runtimeFlags: this.runtime.runtimeFlags
-    })
-    return new CallSpans(this.opener, span, context, runtime)
+    return new CallSpans(this.opener, span, Context.unsafeMake<never>(map))
   }
 }

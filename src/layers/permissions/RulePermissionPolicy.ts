@@ -10,7 +10,7 @@ import * as PermissionRule from "../../domain/PermissionRule.js"
 import { PermissionPolicy } from "../../services/PermissionPolicy.js"
 import { Sandbox } from "../../services/Sandbox.js"
 import { Settings } from "../../services/Settings.js"
-import { ShellAnalyzer } from "../../services/ShellAnalyzer.js"
+import { analysisOf, ShellAnalyzer } from "../../services/ShellAnalyzer.js"
 import { runStages } from "./Pipeline.js"
 import { prepare } from "./Prepare.js"
 
@@ -38,7 +38,7 @@ export const make = Effect.gen(function* () {
           },
           additionalDirectories: permissions.additionalDirectories,
           home: settings.home,
-          analyze: analyzer.analyze,
+          analyze: (command) => analysisOf(analyzer, request.input, command),
           sandbox
         })
         return runStages(call, request.hookDecision)

@@ -12,7 +12,7 @@ import * as PermissionRule from "../../domain/PermissionRule.js"
 import { type Approval, Approver } from "../../services/Approver.js"
 import type { PermissionRequest } from "../../services/PermissionPolicy.js"
 import * as Settings from "../../services/Settings.js"
-import { ShellAnalyzer } from "../../services/ShellAnalyzer.js"
+import { analysisOf, ShellAnalyzer } from "../../services/ShellAnalyzer.js"
 import { makeLedger } from "./CallbackApprover.js"
 import * as TerminalForms from "./TerminalForms.js"
 
@@ -121,7 +121,7 @@ export const make = (streams: Streams) =>
     const write = (text: string) => Effect.sync(() => streams.output.write(text))
     const ask = (request: PermissionRequest, decision: PermissionDecision) =>
       Effect.gen(function* () {
-        const always = suggestRules(request, analyzer.analyze)
+        const always = suggestRules(request, (command) => analysisOf(analyzer, request.input, command))
         for (let attempt = 0; attempt < 3; attempt++) {
           yield* write(attempt === 0 ? promptText(request, decision, always) : "Please answer y, a or n: ")
           const line = yield* Queue.take(lines)

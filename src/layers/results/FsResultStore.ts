@@ -14,6 +14,7 @@ import * as HeadTail from "../../domain/HeadTail.js"
 import * as PersistedOutput from "../../domain/PersistedOutput.js"
 import { ResultStore, ResultStoreError, type Spill, type SpillOptions } from "../../services/ResultStore.js"
 import { Session } from "../../services/Session.js"
+import { Settings } from "../../services/Settings.js"
 import { Summarizer } from "../../services/Summarizer.js"
 import * as Spans from "../observability/Spans.js"
 
@@ -27,7 +28,24 @@ export interface Options {
   /** The state directory; files go to `<stateDir>/tool-results/`. */
   readonly stateDir: string
   readonly strategy?: Strategy | undefined
+  /**
+   * The most bytes saved for one call (default: `ARMATURE_MAX_SAVED_OUTPUT`, else the settings'
+   * `maxSavedOutputBytes`, else 64 MiB); output past it is counted and its tail kept, but not written.
+   */
+  readonly maxSavedBytes?: number | undefined
 }
+
+/** The cap on saved output: the option, else `ARMATURE_MAX_SAVED_OUTPUT` (`64M`, bytes…), else the settings' key. */
+const maxSavedBytesOf = (option: number | undefined) =>
+  Effect.gen(function* () {
+    if (option !== undefined) return option
+    const env = process.env.ARMATURE_MAX_SAVED_OUTPUT
+    const fromEnv = env === undefined || env.trim() === "" ? undefined : PersistedOutput.parseSize(env)
+    if (fromEnv !== undefined) return fromEnv
+    const settings = yield* Effect.serviceOption(Settings)
+    const configured = Option.getOrUndefined(settings)?.settings.maxSavedOutputBytes
+    return configured ?? PersistedOutput.defaultMaxSavedBytes
+  })
 
 /** The share of the threshold kept from each end by the head/tail strategy. */
 export const headTailShare = 0.4
@@ -66,14 +84,20 @@ export const make = (options: Options) =>
     const fs = yield* FileSystem.FileSystem
     const dir = Path.join(options.stateDir, "tool-results")
     const strategy: Strategy = options.strategy ?? { _tag: "persist" }
+    const maxSavedBytes = yield* maxSavedBytesOf(options.maxSavedBytes)
     const ensureDir = fs.makeDirectory(dir, { recursive: true }).pipe(Effect.mapError(storeError(dir)))
 
+    /** Writes the text, or its first `maxSavedBytes` bytes; returns its size and what was saved of it. */
     const persist = (path: string, text: string) =>
-      ensureDir.pipe(
-        Effect.zipRight(fs.writeFileString(path, text)),
-        Effect.mapError(storeError(path)),
-        Effect.as(Buffer.byteLength(text))
-      )
+      Effect.suspend(() => {
+        const bytes = Buffer.byteLength(text)
+        const saved = bytes <= maxSavedBytes ? text : Buffer.from(text, "utf8").subarray(0, maxSavedBytes)
+        return ensureDir.pipe(
+          Effect.zipRight(typeof saved === "string" ? fs.writeFileString(path, saved) : fs.writeFile(path, saved)),
+          Effect.mapError(storeError(path)),
+          Effect.as({ bytes, savedBytes: bytes <= maxSavedBytes ? undefined : maxSavedBytes })
+        )
+      })
 
     const process = (request: {
       readonly toolUseId: string
@@ -86,7 +110,7 @@ export const make = (options: Options) =>
       const isText = typeof request.content === "string"
       const text = typeof request.content === "string" ? request.content : JSON.stringify(request.content, null, 2)
       const path = Path.join(dir, `${PersistedOutput.fileStem(request.toolUseId)}.${isText ? "txt" : "json"}`)
-      const shown = (bytes: number): Effect.Effect<ToolResultContent> =>
+      const shown = (saved: { bytes: number; savedBytes: number | undefined }): Effect.Effect<ToolResultContent> =>
         strategy._tag === "head-tail" && isText
           ? Effect.map(
               strategy.summarize(
@@ -94,7 +118,7 @@ export const make = (options: Options) =>
               ),
               (summary) => headTailText({ text, threshold, summary, path })
             )
-          : Effect.succeed(PersistedOutput.persistedOutput({ bytes, path, preview: PersistedOutput.preview(text) }))
+          : Effect.succeed(PersistedOutput.persistedOutput({ ...saved, path, preview: PersistedOutput.preview(text) }))
       return persist(path, text).pipe(
         Effect.flatMap(shown),
         Spans.span(Spans.names.persist, {
@@ -140,15 +164,24 @@ export const make = (options: Options) =>
               // Once on disk, chunks are counted and kept as raw bytes for the tail: nothing is decoded per chunk.
               unitsAfter += utf16Units(raw)
               recent.append(raw)
-              return writeNow(file.value, raw)
+              return writeCapped(file.value, raw)
             }
             buffer.append(decoder.write(raw))
             pending.push(Buffer.from(raw))
             if (buffer.snapshot().totalChars <= inMemoryLimit) return Effect.void
             const all = Buffer.concat(pending)
             pending = []
-            return Effect.flatMap(openFile, (opened) => writeNow(opened, all))
+            return Effect.flatMap(openFile, (opened) => writeCapped(opened, all))
           })
+        // What the file holds: at most `maxSavedBytes`; the rest is only counted (and its tail kept in memory).
+        let saved = 0
+        const writeCapped = (opened: FileSystem.File, chunk: Buffer) => {
+          const room = maxSavedBytes - saved
+          if (room <= 0) return Effect.void
+          const part = chunk.byteLength <= room ? chunk : chunk.subarray(0, room)
+          saved += part.byteLength
+          return writeNow(opened, part)
+        }
         const write = (chunk: string) => writeBytes(Buffer.from(chunk, "utf8"))
         // Spill writes are synchronous on purpose: a chunk then dies in the tick it arrived, so pipe buffers are
         // reclaimed by the young-generation GC instead of piling up as promoted garbage (an async write keeps every
@@ -186,7 +219,8 @@ export const make = (options: Options) =>
             return {
               ...snapshot(),
               path: Option.map(file, () => path),
-              bytes
+              bytes,
+              savedBytes: Option.isSome(file) && saved < bytes ? saved : undefined
             }
           })
         } satisfies Spill

@@ -25,13 +25,13 @@ export class ShellGrammarLoadError extends Schema.TaggedError<ShellGrammarLoadEr
 }
 
 /**
- * Where the bash grammar lives: the copy the package ships (`armature/grammars/tree-sitter-bash.wasm`, written to
+ * Where the bash grammar lives: the copy the package ships (`effect-armature/grammars/tree-sitter-bash.wasm`, written to
  * dist/ by the build), else the tree-sitter-bash package (a development dependency).
  */
 export const grammarPath = (): string => {
   const require = createRequire(import.meta.url)
   try {
-    return require.resolve("armature/grammars/tree-sitter-bash.wasm")
+    return require.resolve("effect-armature/grammars/tree-sitter-bash.wasm")
   } catch {
     return require.resolve("tree-sitter-bash/tree-sitter-bash.wasm")
   }

@@ -10,7 +10,6 @@
 import * as Path from "node:path"
 import type { Readable } from "node:stream"
 import { FileSystem } from "@effect/platform"
-import { NodeStream } from "@effect/platform-node"
 import { Clock, Duration, Effect, Fiber, Layer, Option, Schema, Stream } from "effect"
 import { ToolFailure } from "../../domain/Errors.js"
 import * as HeadTail from "../../domain/HeadTail.js"
@@ -21,7 +20,8 @@ import { BackgroundShells } from "../../services/BackgroundShells.js"
 import { ResultStore, type Spilled } from "../../services/ResultStore.js"
 import * as SandboxPort from "../../services/Sandbox.js"
 import { Session } from "../../services/Session.js"
-import { ShellAnalyzer } from "../../services/ShellAnalyzer.js"
+import { analysisOf, ShellAnalyzer } from "../../services/ShellAnalyzer.js"
+import * as NodePlatform from "../platform/NodePlatform.js"
 import * as ProcessBackgroundShells from "../process/ProcessBackgroundShells.js"
 import * as ProcessGroup from "../process/ProcessGroup.js"
 import * as ToolRegistryLive from "../registry/ToolRegistryLive.js"
@@ -158,7 +158,8 @@ export const renderOutput = (spilled: Spilled): string => {
   if (spilled.omittedChars === 0) return (spilled.head + spilled.tail).replace(/\n+$/, "")
   const preview = PersistedOutput.preview(spilled.head)
   return Option.match(spilled.path, {
-    onSome: (path) => PersistedOutput.persistedOutput({ bytes: spilled.bytes, path, preview }),
+    onSome: (path) =>
+      PersistedOutput.persistedOutput({ bytes: spilled.bytes, path, preview, savedBytes: spilled.savedBytes }),
     onNone: () =>
       `<persisted-output>\nOutput too large (${PersistedOutput.formatSize(spilled.bytes)}). The full output was not saved.\n\nPreview (first 2KB):\n${preview}\n...\n</persisted-output>`
   })
@@ -178,13 +179,13 @@ const cwdTrap = `trap '[ -S /dev/fd/3 ] && { pwd -P >&3; } 2>/dev/null' EXIT; `
 /** The directory the trap reported (its last line), or empty. */
 const reportedDir = (text: string): string => text.trimEnd().split("\n").pop() ?? ""
 
-// NodeStream.fromReadable, not the readable's async iterator: an async generator's `return()` waits for a pending
+// NodePlatform.fromReadable (Node's NodeStream), not the readable's async iterator: an async generator's `return()` waits for a pending
 // `next()`, so interrupting a read of a silent process would hang until it writes again. Chunks stay bytes (off
 // the JS heap) on their way to the spill file.
 const byteStream = (readable: Readable | null): Stream.Stream<Uint8Array, ToolFailure> =>
   readable === null
     ? Stream.empty
-    : NodeStream.fromReadable<ToolFailure, Uint8Array>(
+    : NodePlatform.fromReadable<ToolFailure, Uint8Array>(
         () => readable,
         (e) => new ToolFailure({ message: `Could not read the command's output: ${String(e)}` })
       )
@@ -219,7 +220,7 @@ export const make = Effect.gen(function* () {
     Effect.suspend(() => {
       // With the sandbox off there is nothing to plan (and no command line to analyse again).
       if (!sandboxOn) return Effect.succeed(unsandboxed)
-      const commands = analyzer.analyze(input.command).commands.map((c) => c.argv)
+      const commands = analysisOf(analyzer, input, input.command).commands.map((c) => c.argv)
       const plan = SandboxPort.planFor(sandbox, commands, input.dangerouslyDisableSandbox === true)
       return plan._tag === "Refused" ? Effect.fail(new ToolFailure({ message: plan.message })) : Effect.succeed(plan)
     })
@@ -227,7 +228,7 @@ export const make = Effect.gen(function* () {
     sandbox
       .wrap(script, { id: ctx.toolUseId, commandText: input.command })
       .pipe(Effect.mapError((e) => new ToolFailure({ message: e.message })))
-  const prepare = (input: Input, ctx: Tool.ToolContext, script: string) =>
+  const commandLine = (input: Input, ctx: Tool.ToolContext, script: string) =>
     Effect.gen(function* () {
       const plan = yield* planOf(input)
       return { plan, line: plan._tag === "Sandboxed" ? yield* wrap(input, ctx)(script) : script }
@@ -240,11 +241,11 @@ export const make = Effect.gen(function* () {
     return sandbox.explain(ctx.toolUseId, output, failed) ?? ""
   }
 
-  const isReadOnly = (input: Input): boolean => analyzer.analyze(input.command).readOnly
+  const isReadOnly = (input: Input): boolean => analysisOf(analyzer, input, input.command).readOnly
 
-  const isLenientExit = (command: string, code: number | null): boolean => {
+  const isLenientExit = (input: Input, code: number | null): boolean => {
     if (code !== 1) return false
-    const commands = analyzer.analyze(command).commands
+    const commands = analysisOf(analyzer, input, input.command).commands
     const name = lastCommandName(commands[commands.length - 1]?.argv)
     return name !== undefined && lenientCommands.has(name)
   }
@@ -264,7 +265,7 @@ export const make = Effect.gen(function* () {
         const stdout = HeadTail.makeBytes(errorStreamBytes, errorStreamBytes)
         const stderr = HeadTail.makeBytes(errorStreamBytes, errorStreamBytes)
 
-        const { line, plan } = yield* prepare(input, ctx, `${cwdTrap}${input.command}`)
+        const { line, plan } = yield* commandLine(input, ctx, `${cwdTrap}${input.command}`)
         const handle = yield* ProcessGroup.spawn({
           file: "/bin/bash",
           args: ["-c", line],
@@ -331,7 +332,7 @@ export const make = Effect.gen(function* () {
         const exit = finished.value
         const spilled = yield* spill.finish.pipe(Effect.mapError((e) => new ToolFailure({ message: e.message })))
 
-        const failed = exit.code !== 0 && !isLenientExit(input.command, exit.code)
+        const failed = exit.code !== 0 && !isLenientExit(input, exit.code)
         const note = noteFor(
           plan,
           ctx,
@@ -341,7 +342,10 @@ export const make = Effect.gen(function* () {
         if (failed) {
           const saved = Option.match(spilled.path, {
             onNone: () => "",
-            onSome: (p) => `\nFull output (${PersistedOutput.formatSize(spilled.bytes)}) saved to: ${p}`
+            onSome: (p) =>
+              spilled.savedBytes === undefined
+                ? `\nFull output (${PersistedOutput.formatSize(spilled.bytes)}) saved to: ${p}`
+                : `\nOutput (${PersistedOutput.formatSize(spilled.bytes)}): ${PersistedOutput.savedTo({ ...spilled, path: p })}`
           })
           return yield* new ToolFailure({
             message:

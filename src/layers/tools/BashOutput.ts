@@ -2,6 +2,7 @@
  * BashOutput: the new output of a background shell since the last read, and its status.
  */
 import { Effect, Schema } from "effect"
+import * as BackgroundAgents from "../../domain/BackgroundAgents.js"
 import { ToolFailure } from "../../domain/Errors.js"
 import * as Tool from "../../domain/Tool.js"
 import { BackgroundShells, type ShellOutput, type ShellStatus } from "../../services/BackgroundShells.js"
@@ -10,7 +11,8 @@ import * as ToolRegistryLive from "../registry/ToolRegistryLive.js"
 
 const Input = Schema.Struct({
   bash_id: Schema.String.pipe(Schema.minLength(1)).annotations({
-    description: "The ID returned by Bash with run_in_background, e.g. bash_1a2b3c4d."
+    description:
+      "The ID returned by Bash with run_in_background (e.g. bash_1a2b3c4d), or by Agent with run_in_background (e.g. agent_1a2b3c4d)."
   }),
   filter: Schema.optional(
     Schema.String.annotations({
@@ -31,6 +33,9 @@ Parameters:
 - bash_id: the ID from "Command running in background with ID: …".
 - filter: optional regular expression (JavaScript syntax, e.g. "error|warn"); only matching lines are returned,
   the others are discarded for good.
+
+The ID of a background agent (Agent with run_in_background, "agent_…") works too: the result tells whether it is
+still running, and gives its answer once it has ended (the answer also comes to you as a notification).
 
 Result: a status line ("Status: running", "Status: completed with exit code N", "Status: killed"), then the new
 output, or "(no new output)". When more than ${ProcessBackgroundShells.maxReadBytes} bytes arrived since the last read, only the
@@ -61,6 +66,20 @@ export const render = (output: ShellOutput): string => {
   return lines.join("\n")
 }
 
+/** What a background agent has to show: its status, and its answer the first time it is read after it ended. */
+const readAgent = (id: string, state: Tool.SessionState) =>
+  Effect.flatMap(
+    state.modify(BackgroundAgents.backgroundAgentsKey, (table) => {
+      const agent = table.get(id)
+      if (agent === undefined) return [undefined, table] as const
+      return [agent, BackgroundAgents.update(table, id, (a) => ({ ...a, read: a.status !== "running" }))] as const
+    }),
+    (agent) =>
+      agent === undefined
+        ? Effect.fail(new ToolFailure({ message: `No background agent with ID: ${id}. Use the ID Agent returned.` }))
+        : Effect.succeed(BackgroundAgents.statusText(agent))
+  )
+
 /** Makes BashOutput; the BackgroundShells service is captured here. */
 export const make = Effect.gen(function* () {
   const shells = yield* BackgroundShells
@@ -76,8 +95,9 @@ export const make = Effect.gen(function* () {
     isConcurrencySafe: () => false,
     checkPermissions: () => Effect.succeed({ behavior: "allow", reason: "BashOutput only reads a background log" }),
     summarize: (input) => input.bash_id,
-    call: (input) =>
+    call: (input, ctx) =>
       Effect.gen(function* () {
+        if (BackgroundAgents.isAgentId(input.bash_id)) return yield* readAgent(input.bash_id, ctx.state)
         const filter =
           input.filter === undefined
             ? undefined

@@ -2,6 +2,7 @@
  * KillShell: stops a background shell and everything it started (see docs/processes.md).
  */
 import { Effect, Schema } from "effect"
+import * as BackgroundAgents from "../../domain/BackgroundAgents.js"
 import { ToolFailure } from "../../domain/Errors.js"
 import * as Tool from "../../domain/Tool.js"
 import { BackgroundShells } from "../../services/BackgroundShells.js"
@@ -9,7 +10,8 @@ import * as ToolRegistryLive from "../registry/ToolRegistryLive.js"
 
 const Input = Schema.Struct({
   shell_id: Schema.String.pipe(Schema.minLength(1)).annotations({
-    description: "The ID returned by Bash with run_in_background, e.g. bash_1a2b3c4d."
+    description:
+      "The ID returned by Bash with run_in_background (e.g. bash_1a2b3c4d), or by Agent with run_in_background (e.g. agent_1a2b3c4d)."
   })
 })
 
@@ -22,8 +24,27 @@ started (SIGTERM, then SIGKILL after 2 seconds). Do not use it for foreground co
 Parameters:
 - shell_id: the ID from "Command running in background with ID: …".
 
+The ID of a background agent (Agent with run_in_background, "agent_…") stops that agent; its notification is then
+not sent.
+
 Result: "Killed background shell {id}: {command}". It fails when the ID is unknown or the command had already
 finished (the failure gives its exit status; its output stays readable with BashOutput).`
+
+/** Stops a background agent; fails when the id is unknown or the agent had already ended. */
+const stopAgent = (id: string, state: Tool.SessionState) =>
+  Effect.gen(function* () {
+    const agent = (yield* state.get(BackgroundAgents.backgroundAgentsKey)).get(id)
+    if (agent === undefined) {
+      return yield* new ToolFailure({ message: `No background agent with ID: ${id}. Use the ID Agent returned.` })
+    }
+    if (agent.status !== "running") {
+      return yield* new ToolFailure({
+        message: `Background agent ${id} is not running (it has ${agent.status === "killed" ? "been stopped" : agent.status}), so there was nothing to stop.`
+      })
+    }
+    yield* agent.stop
+    return `Stopped background agent ${id}: ${agent.description}`
+  })
 
 /** Makes KillShell; the BackgroundShells service is captured here. */
 export const make = Effect.gen(function* () {
@@ -36,8 +57,9 @@ export const make = Effect.gen(function* () {
     category: "shell",
     searchHint: "stop kill background shell process",
     summarize: (input) => input.shell_id,
-    call: (input) =>
+    call: (input, ctx) =>
       Effect.gen(function* () {
+        if (BackgroundAgents.isAgentId(input.shell_id)) return yield* stopAgent(input.shell_id, ctx.state)
         const { info, wasRunning } = yield* shells.kill(input.shell_id)
         if (!wasRunning) {
           const status =

@@ -321,8 +321,8 @@ export const lazyUndici: Layer.Layer<HttpClient.HttpClient> = Layer.scoped(
   Effect.gen(function* () {
     const scope = yield* Effect.scope
     const client = yield* Effect.cached(
-      Effect.promise(() => import("@effect/platform-node/NodeHttpClient")).pipe(
-        Effect.flatMap((NodeHttpClient) => Layer.buildWithScope(NodeHttpClient.layerUndici, scope)),
+      Effect.promise(() => import("../platform/NodeHttp.js")).pipe(
+        Effect.flatMap((NodeHttp) => Layer.buildWithScope(NodeHttp.layerUndici, scope)),
         Effect.map((context) => Context.get(context, HttpClient.HttpClient))
       )
     )

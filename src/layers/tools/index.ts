@@ -7,6 +7,7 @@ import * as Bash from "./Bash.js"
 import * as Edit from "./Edit.js"
 import * as Glob from "./Glob.js"
 import * as Grep from "./Grep.js"
+import * as NotebookEdit from "./NotebookEdit.js"
 import * as Read from "./Read.js"
 import * as Sleep from "./Sleep.js"
 import * as TodoWrite from "./TodoWrite.js"
@@ -16,7 +17,7 @@ import * as Write from "./Write.js"
 
 /** The built-in tools. */
 export const layer = Layer.mergeAll(
-  Layer.provide(Layer.mergeAll(Read.layer, Write.layer, Edit.layer), FileStateCacheLive.layer),
+  Layer.provide(Layer.mergeAll(Read.layer, Write.layer, Edit.layer, NotebookEdit.layer), FileStateCacheLive.layer),
   Bash.layerWithShells,
   Glob.layer,
   Grep.layer,

@@ -1,5 +1,6 @@
+import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
-import { Console, Effect } from "effect"
+import { Chunk, Console, Effect, Option, PubSub } from "effect"
 import * as DurableStore from "../../../src/layers/durable/DurableStore.js"
 import * as SessionEvents from "../../../src/layers/durable/SessionEvents.js"
 import * as Postgres from "../../fixtures/Postgres.js"
@@ -38,5 +39,33 @@ describe("SessionEvents", () => {
         expect(yield* SessionEvents.interruptRequested("s2", 0)).toBe(false)
       }).pipe(Effect.provide(DurableStore.sqlLayer({ _tag: "Postgres", url })))
     })
+  )
+
+  it.scopedLive(
+    "a stored line and a change are heard by the listener, once per stored line, with the session's id",
+    () =>
+      Effect.gen(function* () {
+        const url = yield* Postgres.freshDatabase("armature_session_changes")
+        yield* Effect.gen(function* () {
+          yield* SessionEvents.ensureTables
+          const hub = yield* SessionEvents.changes(yield* PgClient.PgClient)
+          const heard = yield* PubSub.subscribe(hub)
+          // the listener's LISTEN is in place once a notification sent after it is heard
+          yield* SessionEvents.changed("probe").pipe(
+            Effect.zipRight(heard.take.pipe(Effect.timeoutOption("1 second"))),
+            Effect.repeat({ until: Option.isSome }),
+            Effect.timeout("60 seconds")
+          )
+          yield* heard.takeAll
+          yield* execution("s1", ["init"])
+          // a line stored again (a replay) sends nothing; a line past the stored ones does
+          yield* execution("s1", ["init", "turn 1"])
+          yield* SessionEvents.changed("s2")
+          const ids: Array<string> = []
+          while (ids.length < 3) ids.push(yield* heard.take.pipe(Effect.timeout("60 seconds")))
+          expect(ids).toEqual(["s1", "s1", "s2"])
+          expect(yield* heard.takeAll.pipe(Effect.map(Chunk.toReadonlyArray))).toEqual([])
+        }).pipe(Effect.provide(DurableStore.sqlLayer({ _tag: "Postgres", url })))
+      })
   )
 })

@@ -3,12 +3,12 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Either, Option, Schema, TestClock } from "effect"
+import * as CallInput from "../../../src/domain/CallInput.js"
 import { ToolFailure } from "../../../src/domain/Errors.js"
 import { emptyOutcome } from "../../../src/domain/Hook.js"
 import type { PermissionDecision } from "../../../src/domain/Permission.js"
 import * as Texts from "../../../src/domain/Texts.js"
 import * as Tool from "../../../src/domain/Tool.js"
-import * as CallInput from "../../../src/layers/executor/CallInput.js"
 import * as CallPipeline from "../../../src/layers/executor/CallPipeline.js"
 import * as ResultCache from "../../../src/services/ResultCache.js"
 

@@ -118,7 +118,7 @@ export const executorLayer = (
 export const use = (id: string, name: string, input: Partial<TestInput> & { ms?: number } = {}): ToolCall =>
   ExecutorTest.toolUse(id, name, { ms: 0, ...input })
 
-/** The batch runners and event readers of `armature/testing`, which these tests use as an application would. */
+/** The batch runners and event readers of `effect-armature/testing`, which these tests use as an application would. */
 export const runAll = ExecutorTest.run
 export const runControlled = ExecutorTest.runControlled
 export const results = ExecutorTest.results

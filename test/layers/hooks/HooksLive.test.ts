@@ -137,7 +137,7 @@ describe("HooksLive command hooks", () => {
     })
   )
 
-  it.scopedLive("JSON that fails the schema, or names another event, is a non-blocking error", () =>
+  it.scopedLive("on PreToolUse, JSON that fails the schema or names another event denies, naming the problem", () =>
     Effect.gen(function* () {
       const dir = yield* tempDir
       const bad = script("bad-json.sh")
@@ -145,13 +145,28 @@ describe("HooksLive command hooks", () => {
       const outcome = yield* pre(dir, [bad, wrong])
       expect(outcome).toStrictEqual({
         ...emptyOutcome,
-        errors: [
+        decision: "deny",
+        reason:
           `[${bad}]: hook output does not match the schema: continue: Expected boolean, actual "no"; ` +
-            `decision: Expected "approve" | "block", actual "maybe"`,
-          `[${wrong}]: hook output does not match the schema: hookSpecificOutput.hookEventName is "PostToolUse", ` +
-            `expected "PreToolUse"`
-        ]
+          `decision: Expected "approve" | "block", actual "maybe"`
       })
+    })
+  )
+
+  it.scopedLive("a decision cut off half way (exit 0) denies on PreToolUse, and is a non-blocking error after", () =>
+    Effect.gen(function* () {
+      const dir = yield* tempDir
+      const cut = script("cut-off-json.sh")
+      expect(yield* pre(dir, [cut])).toStrictEqual({
+        ...emptyOutcome,
+        decision: "deny",
+        reason: `[${cut}]: hook output starts like a JSON decision but does not parse: Unterminated string in JSON at position 76`
+      })
+      const after = yield* runWith(dir, config("PostToolUse", [["Bash", [cut]]]), "PostToolUse")
+      expect(after.decision).toBeUndefined()
+      expect(after.errors).toStrictEqual([
+        `[${cut}]: hook output starts like a JSON decision but does not parse: Unterminated string in JSON at position 76`
+      ])
     })
   )
 

@@ -210,6 +210,45 @@ layer(NodeFileSystem.layer)("FsResultStore", (it) => {
     })
   )
 
+  it.scoped("a spill saves at most maxSavedBytes; the rest is counted and its tail kept", () =>
+    Effect.gen(function* () {
+      const s = yield* FsResultStore.make({ stateDir, maxSavedBytes: 1_000 })
+      const spill = yield* s.openSpill({ toolUseId: "t_spill_capped", headChars: 10, tailChars: 5 })
+      for (let i = 0; i < 100; i++) yield* spill.write(`${String(i).padStart(3, "0")}${"y".repeat(96)}\n`)
+      const done = yield* spill.finish
+      const path = Path.join(resultsDir, "t_spill_capped.txt")
+      expect(Fs.statSync(path).size).toBe(1_000)
+      expect(done).toMatchObject({ bytes: 10_000, savedBytes: 1_000, tail: "yyyy\n", path: Option.some(path) })
+      const shown = PersistedOutput.persistedOutput({ ...done, path, preview: done.head })
+      expect(shown).toContain(
+        `Output too large (9.8KB). Only its first 1000 bytes (the cap on saved output per call) saved to: ${path}`
+      )
+    })
+  )
+
+  it.effect("a result larger than maxSavedBytes is saved up to the cap, and the preview says so", () =>
+    Effect.gen(function* () {
+      const s = yield* FsResultStore.make({ stateDir, maxSavedBytes: 60_000 })
+      const content = "z".repeat(100_000)
+      const shown = yield* s.process({ toolUseId: "t_capped", toolName: "T", content, maxResultSizeChars: 50_000 })
+      const path = Path.join(resultsDir, "t_capped.txt")
+      expect(Fs.statSync(path).size).toBe(60_000)
+      expect(shown).toContain(
+        "Output too large (97.7KB). Only its first 58.6KB (the cap on saved output per call) saved to:"
+      )
+    })
+  )
+
+  it("the cap's default is 64 MiB; sizes parse as bytes or with K, M, G", () => {
+    expect(PersistedOutput.defaultMaxSavedBytes).toBe(64 * 1024 * 1024)
+    expect(PersistedOutput.parseSize("64M")).toBe(64 * 1024 * 1024)
+    expect(PersistedOutput.parseSize("1.5 KiB")).toBe(1536)
+    expect(PersistedOutput.parseSize("2gb")).toBe(2 * 1024 ** 3)
+    expect(PersistedOutput.parseSize("4096")).toBe(4096)
+    expect(PersistedOutput.parseSize("lots")).toBeUndefined()
+    expect(PersistedOutput.parseSize("0")).toBeUndefined()
+  })
+
   it.scoped("keepAll spills keep head and tail in memory and never persist", () =>
     Effect.gen(function* () {
       const spill = yield* MemoryResultStore.memorySpill({ toolUseId: "t_mem", headChars: 3, tailChars: 2 })

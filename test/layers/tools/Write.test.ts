@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
@@ -82,6 +83,28 @@ describe("Write", () => {
       yield* run(read, { file_path: file }, dir)
       expect((yield* run(write, { file_path: file, content: "v3" }, dir)).isError).toBe(false)
       expect(yield* text(file)).toBe("v3")
+    }).pipe(Effect.provide(FileStateCacheLive.layer))
+  )
+
+  it.scoped("staleness: changed content under the old size and mtime (touch -r) is refused", () =>
+    Effect.gen(function* () {
+      const { dir, read, write } = yield* setup
+      const file = Path.join(dir, "same-size.txt")
+      const reference = Path.join(dir, "reference")
+      yield* put(file, "version 1")
+      yield* put(reference, "")
+      execFileSync("touch", ["-r", file, reference])
+      const before = yield* Effect.promise(() => Fs.stat(file))
+      yield* run(read, { file_path: file }, dir)
+      yield* put(file, "version 2")
+      execFileSync("touch", ["-r", reference, file])
+      const after = yield* Effect.promise(() => Fs.stat(file))
+      expect([after.size, after.mtimeMs]).toEqual([before.size, before.mtimeMs])
+      expect(yield* run(write, { file_path: file, content: "mine" }, dir)).toEqual({
+        content: `<tool_use_error>${modified}</tool_use_error>`,
+        isError: true
+      })
+      expect(yield* text(file)).toBe("version 2")
     }).pipe(Effect.provide(FileStateCacheLive.layer))
   )
 

@@ -3,10 +3,10 @@
  * the call is concurrency-safe): the decoded value, or the error result that names every issue.
  */
 import { Either, type ParseResult, Schema } from "effect"
-import { inputValidationError } from "../../domain/InputIssues.js"
-import { errorOutcome, type Outcome } from "../../domain/Outcome.js"
-import * as Texts from "../../domain/Texts.js"
-import type * as Tool from "../../domain/Tool.js"
+import { inputValidationError } from "./InputIssues.js"
+import { errorOutcome, type Outcome } from "./Outcome.js"
+import * as Texts from "./Texts.js"
+import type * as Tool from "./Tool.js"
 
 type Decoder = (raw: unknown) => Either.Either<unknown, ParseResult.ParseError>
 
