@@ -154,18 +154,18 @@ const buildLibrary = () =>
     tsc.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`tsc -p tsconfig.build.json exited ${code}`))))
   })
     .then(vendorPlatform)
+    .then(vendorPackages)
     .then(buildCommonJs)
 
 // The library imports five modules of @effect/platform-node (the file system, path, command executor, terminal and
-// stream adapter) and, lazily, its undici HTTP client, through src/layers/platform/. Depending on
-// @effect/platform-node would install its peers (cluster, rpc, sql, workflow, experimental) and dependencies
-// (@parcel/watcher, ws, kubernetes-types): more than half of an application's node_modules. Instead, the two
-// modules of dist/layers/platform/ are rebuilt with what they import from @effect/platform-node inlined; `effect`,
-// `@effect/platform`, `undici` (a dependency) and Node's built-ins stay imports, so the application's one copy of
-// Effect is the one used.
-const vendored = ["layers/platform/NodePlatform.js", "layers/platform/NodeHttp.js"]
+// stream adapter) through src/layers/platform/NodePlatform.ts. Depending on @effect/platform-node would install its
+// peers (cluster, rpc, sql, workflow, experimental) and dependencies (@parcel/watcher, undici, ws,
+// kubernetes-types): more than half of an application's node_modules. Instead, dist/layers/platform/NodePlatform.js
+// is rebuilt with what it imports from @effect/platform-node inlined; `effect`, `@effect/platform` and Node's
+// built-ins stay imports, so the application's one copy of Effect is the one used.
+const vendored = ["layers/platform/NodePlatform.js"]
 const vendorPlatform = async () => {
-  const keep = /^(effect|@effect\/platform|undici)(\/|$)|^node:/
+  const keep = /^(effect|@effect\/platform)(\/|$)|^node:/
   const inlinePlatformNode = {
     name: "inline-platform-node",
     setup(build) {
@@ -192,6 +192,52 @@ const vendorPlatform = async () => {
   )
 }
 
+// dist/vendor/: third-party modules the package carries instead of depending on them (loaded through
+// src/layers/platform/Vendored.ts): turndown with its DOM parser domino (7.9 MB installed, mostly domino's tests)
+// and ajv with its dependencies (1.5 MB), each bundled and minified into one CommonJS file; web-tree-sitter's
+// runtime, its .wasm and its declarations (5.7 MB installed with debug builds and source maps). The declarations of
+// the shell modules name web-tree-sitter's `Node`; they are pointed at the copy.
+const vendorPackages = async () => {
+  const out = Path.join(root, "dist/vendor")
+  Fs.mkdirSync(out, { recursive: true })
+  const bundled = [
+    ["turndown.cjs", 'module.exports = require("turndown")', "turndown (MIT) and @mixmark-io/domino (BSD-2-Clause)"],
+    ["ajv.cjs", 'module.exports = require("ajv")', "ajv, fast-uri, fast-deep-equal, json-schema-traverse (MIT)"]
+  ]
+  await Promise.all(
+    bundled.map(([file, contents, licence]) =>
+      build({
+        stdin: { contents, resolveDir: root, loader: "js" },
+        outfile: Path.join(out, file),
+        bundle: true,
+        minify: true,
+        platform: "node",
+        format: "cjs",
+        target: "node20",
+        banner: { js: `// Bundles ${licence}; their licences are in node_modules of the build and on the registry.` },
+        legalComments: "inline",
+        logLevel: "warning"
+      })
+    )
+  )
+  const wts = Path.join(root, "node_modules/web-tree-sitter")
+  Fs.copyFileSync(Path.join(wts, "tree-sitter.cjs"), Path.join(out, "web-tree-sitter.cjs"))
+  Fs.copyFileSync(Path.join(wts, "tree-sitter.wasm"), Path.join(out, "tree-sitter.wasm"))
+  Fs.copyFileSync(Path.join(wts, "web-tree-sitter.d.ts"), Path.join(out, "web-tree-sitter.d.ts"))
+  Fs.copyFileSync(Path.join(wts, "LICENSE"), Path.join(out, "web-tree-sitter.LICENSE"))
+  const declarations = (dir) =>
+    Fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+      const path = Path.join(dir, entry.name)
+      return entry.isDirectory() ? declarations(path) : path.endsWith(".d.ts") ? [path] : []
+    })
+  for (const file of declarations(Path.join(root, "dist/layers"))) {
+    const text = Fs.readFileSync(file, "utf8")
+    if (!text.includes('from "web-tree-sitter"')) continue
+    const copy = Path.relative(Path.dirname(file), Path.join(out, "web-tree-sitter.js")).split(Path.sep).join("/")
+    Fs.writeFileSync(file, text.replaceAll('from "web-tree-sitter"', `from "${copy}"`))
+  }
+}
+
 // dist/cjs/: every module of the library as CommonJS, converted file by file from the ESM build (relative imports
 // stay relative, so dist/cjs mirrors dist/), for applications that `require("effect-armature")`. Dynamic imports
 // become require() (Node 20.19+ can require the ES-module-only optional peers). `import.meta.url` becomes the
@@ -202,7 +248,9 @@ const buildCommonJs = async () => {
   const library = (dir) =>
     Fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
       const path = Path.join(dir, entry.name)
-      if (entry.isDirectory()) return dir === Path.join(root, "dist") && ["cli", "grammars", "cjs"].includes(entry.name) ? [] : library(path)
+      // Not the CLI bundle, not what only the CLI uses (programs, durable sessions: not shipped), not the output.
+      const skip = ["cli", "grammars", "cjs", "programs", "layers/durable"]
+      if (entry.isDirectory()) return skip.includes(Path.relative(Path.join(root, "dist"), path)) ? [] : library(path)
       return [path]
     })
   const files = library(Path.join(root, "dist"))

@@ -17,7 +17,15 @@ export const PermissionsSection = Schema.Struct(
     allow: Schema.optional(Schema.Array(Schema.String)),
     ask: Schema.optional(Schema.Array(Schema.String)),
     deny: Schema.optional(Schema.Array(Schema.String)),
-    defaultMode: Schema.optional(Schema.Literal(...permissionModes)),
+    // one issue naming every mode (`Expected one of "default", …, actual "yolo"`), not one per member
+    defaultMode: Schema.optional(
+      Schema.Literal(...permissionModes).annotations({
+        message: (issue) => ({
+          message: `Expected one of ${permissionModes.map((m) => JSON.stringify(m)).join(", ")}, actual ${JSON.stringify(issue.actual)}`,
+          override: true
+        })
+      })
+    ),
     additionalDirectories: Schema.optional(Schema.Array(Schema.String)),
     /** Built-in Read ask rules for well-known secret files (`.env`, keys, credentials); on unless false. */
     protectSecrets: Schema.optional(Schema.Boolean)

@@ -57,7 +57,7 @@ export const multiValued: ReadonlySet<string> = new Set(["--allowed-tools", "--d
 const toolNames: ReadonlySet<string> = new Set(
   (
     "Bash BashOutput KillShell Read Write Edit MultiEdit Glob Grep LS Sleep TodoWrite ToolSearch WebFetch WebSearch " +
-    "NotebookEdit NotebookRead Task Agent ExitPlanMode SlashCommand Skill"
+    "NotebookEdit NotebookRead Task Agent ExitPlanMode AskUserQuestion SlashCommand Skill"
   ).split(" ")
 )
 

@@ -8,10 +8,12 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { Console, Effect, Layer, Option } from "effect"
 import { InvalidInputError } from "../domain/Errors.js"
+import * as CallProcesses from "../layers/durable/CallProcesses.js"
 import * as DurableSession from "../layers/durable/DurableSession.js"
 import * as DurableStore from "../layers/durable/DurableStore.js"
 import * as SilentConsole from "../layers/durable/SilentConsole.js"
 import * as OtlpExport from "../layers/observability/OtlpExport.js"
+import * as SpawnRecord from "../layers/process/SpawnRecord.js"
 import * as Audit from "./Audit.js"
 import * as DatabaseUrl from "./DatabaseUrl.js"
 import { modelOf, type RunArgs, retryOf, runAgent } from "./RunCommand.js"
@@ -71,12 +73,16 @@ const sessionBody = (shown: string) => (sessionId: string) =>
     if (Option.isNone(record)) return yield* Effect.dieMessage(`durable session ${sessionId} has no record`)
     const args = decodeArgs(record.value.args)
     yield* DurableStore.markRunning(sessionId, record.value.args)
+    // what a crashed execution left running is gone before the replay tells the model its call was interrupted
+    yield* CallProcesses.killLeftovers(sessionId)
+    const recorder = yield* CallProcesses.recorder(sessionId)
     const audit = Audit.make()
     const result = yield* runAgent(args, audit).pipe(
       DurableSession.durably,
       Effect.provide(sessionEngine(args, sessionId, audit)),
       Effect.provide(OtlpExport.layerFromEnv()),
-      sessionId === shown ? (effect) => effect : Effect.withConsole(SilentConsole.silent)
+      sessionId === shown ? (effect) => effect : Effect.withConsole(SilentConsole.silent),
+      SpawnRecord.recording(recorder)
     )
     yield* DurableStore.markEnded(sessionId, result.subtype)
     return result

@@ -15,6 +15,7 @@ import { makeControl, ToolExecutor } from "../services/ToolExecutor.js"
 import * as Audit from "./Audit.js"
 import { parseLines } from "./ExecInput.js"
 import * as ExitCode from "./ExitCode.js"
+import * as Plural from "./Plural.js"
 import { type EngineOptions, engineLayer, engineOptions, mcpReady, resultOptions, stderrLogger } from "./Runtime.js"
 import * as Signals from "./Signals.js"
 
@@ -293,7 +294,7 @@ export const exec = (source: string, output: "text" | "json" | "stream-json", wi
       if (collected.length > 0) yield* Console.log(table())
       const speedup = summary.wall_ms > 0 ? (summary.busy_ms / summary.wall_ms).toFixed(2) : "-"
       yield* Console.log(
-        `\n${summary.calls} calls, ${summary.errors} errors, wall ${summary.wall_ms} ms, busy ${summary.busy_ms} ms (parallelism ×${speedup})`
+        `\n${Plural.count(summary.calls, "call")}, ${Plural.count(summary.errors, "error")}, wall ${summary.wall_ms} ms, busy ${summary.busy_ms} ms (parallelism ×${speedup})`
       )
     }
     if (signal !== undefined) {

@@ -29,6 +29,7 @@ import { Transcript } from "../services/Transcript.js"
 import * as Audit from "./Audit.js"
 import * as ExitCode from "./ExitCode.js"
 import { loadDurable } from "./LoadDurable.js"
+import * as Plural from "./Plural.js"
 import { type EngineOptions, engineLayer, engineOptions, type ResultOptions, resultOptions } from "./Runtime.js"
 import * as Signals from "./Signals.js"
 import * as ToolLoading from "./ToolLoading.js"
@@ -264,7 +265,7 @@ export const runAgent = (args: RunArgs, audit: Audit.Audit = Audit.make(), drivi
     if (args.output === "text") {
       if (result.is_error) yield* Console.error(`armature: ${result.result}`)
       yield* Console.error(
-        `[${result.num_turns} turns, ${result.usage.input_tokens} in / ${result.usage.output_tokens} out tokens, ` +
+        `[${Plural.count(result.num_turns, "turn")}, ${result.usage.input_tokens} in / ${result.usage.output_tokens} out tokens, ` +
           `$${result.total_cost_usd.toFixed(4)}, ${(result.duration_ms / 1000).toFixed(1)} s, session ${result.session_id}]`
       )
     }

@@ -22,10 +22,12 @@ import { InvalidInputError } from "../domain/Errors.js"
 import { permissionModes } from "../domain/Permission.js"
 import * as PermissionRule from "../domain/PermissionRule.js"
 import * as ServeAccess from "../domain/ServeAccess.js"
+import * as CallProcesses from "../layers/durable/CallProcesses.js"
 import * as DurableSession from "../layers/durable/DurableSession.js"
 import * as DurableStore from "../layers/durable/DurableStore.js"
 import * as SessionEvents from "../layers/durable/SessionEvents.js"
 import * as OtlpExport from "../layers/observability/OtlpExport.js"
+import * as SpawnRecord from "../layers/process/SpawnRecord.js"
 import { CallJournal } from "../services/CallJournal.js"
 import { LanguageModel } from "../services/LanguageModel.js"
 import { Transcript, type TranscriptEntry } from "../services/Transcript.js"
@@ -105,6 +107,9 @@ const sessionBody = (sessionId: string) =>
     if (Option.isNone(record)) return yield* Effect.dieMessage(`durable session ${sessionId} has no record`)
     const args = decodeArgs(record.value.args)
     const prompts = yield* promptsOf(sessionId)
+    // what an execution that died (this runner's or another's) left running is gone before this one goes on
+    yield* CallProcesses.killLeftovers(sessionId)
+    const recorder = yield* CallProcesses.recorder(sessionId)
     const { journal, model } = yield* DurableSession.make()
     const events = yield* SessionEvents.console(sessionId)
     // the conversation as a transcript in memory: each run continues from the lines of the runs before it
@@ -154,7 +159,8 @@ const sessionBody = (sessionId: string) =>
                 return "error_during_execution"
               })
         ),
-        Effect.withConsole(events)
+        Effect.withConsole(events),
+        SpawnRecord.recording(recorder)
       )
       if (latest) {
         yield* DurableStore.markEnded(sessionId, subtype)
@@ -434,6 +440,9 @@ export const serve = (options: ServeOptions) =>
       yield* DurableStore.list
       yield* SessionEvents.ensureTables
       yield* ensurePromptsColumn
+      // the call processes of runners on this machine that died
+      const killed = yield* CallProcesses.killOrphans
+      if (killed > 0) yield* Console.error(`armature serve: killed ${killed} process groups left by runners that died`)
     }).pipe(
       Effect.provide(sql),
       Effect.mapError(

@@ -3,6 +3,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import type { PermissionDecision } from "../domain/Permission.js"
+import type { PlanAnswer, PlanRequest, QuestionsAnswer, QuestionsRequest } from "../domain/UserQuestions.js"
 import type {
   ElicitationAnswer,
   ElicitationRequest,
@@ -37,6 +38,16 @@ export class Approver extends Context.Tag("armature/Approver")<
      * such servers unstarted (with a one-line notice), as when headless.
      */
     readonly approveProjectServer?: ((request: ProjectServerRequest) => Effect.Effect<ProjectServerAnswer>) | undefined
+    /**
+     * Puts the model's multiple-choice questions to the user (the AskUserQuestion tool). Optional: an approver
+     * without it has no one to ask, and the call returns an error the model can read.
+     */
+    readonly askQuestions?: ((request: QuestionsRequest) => Effect.Effect<QuestionsAnswer>) | undefined
+    /**
+     * Asks the user to approve the model's plan, which ends plan mode (the ExitPlanMode tool). Optional: an approver
+     * without it refuses every plan, and plan mode stays on.
+     */
+    readonly approvePlan?: ((request: PlanRequest) => Effect.Effect<PlanAnswer>) | undefined
   }
 >() {}
 

@@ -70,6 +70,21 @@ const release = (fifo: string) => {
   }
 }
 
+/** The live processes whose command line contains `text` (read from /proc). */
+const processesWith = (text: string): ReadonlyArray<number> =>
+  Fs.readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((entry) => {
+      try {
+        const stat = Fs.readFileSync(`/proc/${entry}/stat`, "utf8")
+        if (/\) [ZX] /.test(stat)) return false
+        return Fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(text)
+      } catch {
+        return false
+      }
+    })
+    .map(Number)
+
 const bash = (id: string, command: string): MessagesServer.ScriptBlock => ({
   type: "tool_use",
   id,
@@ -140,5 +155,63 @@ describe.each(stores)("armature run --durable, $name", ({ database }) => {
         expect(jsonLines(after.stdout)).toMatchObject([{ session_id: sessionId, state: "success" }])
       }),
     120_000
+  )
+
+  it.scopedLive(
+    "a call cut off by SIGKILL does not go on: resume kills its processes (a setsid child too) before the model hears of it",
+    () =>
+      Effect.gen(function* () {
+        const store = yield* database
+        const dir = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-durable-orphan-")))
+        // the call's processes, found by their command lines (the sleeps' odd lengths are this test's own); 20 s, so
+        // that a resume slowed by a loaded machine still comes before the call would have ended
+        const marker = `20.${process.pid % 1000}${Math.floor(Math.random() * 1e6)}`
+        const left = () => processesWith(marker)
+        const seen: Array<ReadonlyArray<number>> = []
+        const server = yield* MessagesServer.make(
+          [
+            MessagesServer.message([
+              bash("toolu_sleep", `(setsid sleep 1${marker} &); touch started; sleep ${marker} && touch finished`)
+            ]),
+            MessagesServer.message([{ type: "text", text: "Noted." }])
+          ],
+          {
+            // what of the call still runs when each model request arrives
+            laneOf: () => {
+              seen.push(left())
+              return "main"
+            },
+            lanes: {}
+          }
+        )
+        const env = { ANTHROPIC_BASE_URL: server.url }
+        const flags = ["--output", "stream-json", "--permission-mode", "bypassPermissions", "--cwd", dir, ...store]
+        const first = start(["run", "--durable", "sleep a while", ...flags], dir, env)
+        yield* until("the call to start", () => Fs.existsSync(Path.join(dir, "started")) && left().length >= 2)
+        const killedAt = Date.now()
+        first.child.kill("SIGKILL")
+        const killed = yield* Effect.promise(() => first.ended)
+        const sessionId = String(
+          jsonLines(killed.stdout).find((e) => e.type === "system" && e.subtype === "init")?.session_id
+        )
+        // the engine is gone; the call's processes are not (yet)
+        expect(left().length).toBeGreaterThanOrEqual(2)
+
+        const resumed = yield* run(["resume", sessionId, ...store], dir, env)
+        expect(resumed.code).toBe(0)
+        expect(jsonLines(resumed.stdout).at(-1)).toMatchObject({ type: "result", subtype: "success" })
+        // the model heard of the interrupted call only once nothing of it ran
+        expect(server.requests).toHaveLength(2)
+        expect(seen).toEqual([seen[0], []])
+        expect(server.requests[1].body.messages.at(-1)).toEqual({
+          role: "user",
+          content: [{ type: "tool_result", tool_use_id: "toolu_sleep", content: crashedText("Bash"), is_error: true }]
+        })
+        expect(left()).toEqual([])
+        // past the time the call would have taken, it never finished
+        yield* Effect.sleep(Math.max(0, killedAt + 21_000 - Date.now()))
+        expect(Fs.existsSync(Path.join(dir, "finished"))).toBe(false)
+      }),
+    180_000
   )
 })

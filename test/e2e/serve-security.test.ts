@@ -184,7 +184,7 @@ describe("armature serve: who may call it", () => {
         expect(Fs.readdirSync(dir).filter((f) => f.startsWith("ran-"))).toEqual(["ran-proper"])
         expect(runner.output()).not.toContain(token)
       }),
-    240_000
+    400_000
   )
 
   it.scopedLive(
@@ -229,7 +229,7 @@ describe("armature serve: who may call it", () => {
           stderr: "armature: ARMATURE_SERVE_TOKEN: expected a token of at least 16 characters, no spaces\n"
         })
       }),
-    240_000
+    400_000
   )
 
   it.scopedLive(
@@ -393,6 +393,6 @@ describe("armature serve: who may call it", () => {
           "plan"
         ])
       }),
-    240_000
+    400_000
   )
 })

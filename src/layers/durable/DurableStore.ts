@@ -22,8 +22,8 @@ import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import * as RpcSerialization from "@effect/rpc/RpcSerialization"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
-import { SqliteClient } from "@effect/sql-sqlite-node"
 import { Effect, Layer, Option, Redacted } from "effect"
+import { InvalidInputError } from "../../domain/Errors.js"
 import * as RunnerWatch from "./RunnerWatch.js"
 
 /** Where a session is stored: its own SQLite file, or a PostgreSQL database shared by sessions and runners. */
@@ -45,13 +45,28 @@ export const embeddedSessions = (stateDir: string): ReadonlyArray<string> => {
     .sort()
 }
 
+/**
+ * The SQLite client, loaded when an embedded session is opened: its driver, better-sqlite3, is a native addon and
+ * an optional peer of the package, so PostgreSQL sessions (and everything else) never load it, and an installation
+ * without it gets an error that says what to install.
+ */
+export const loadSqlite = Effect.tryPromise({
+  try: () => import("@effect/sql-sqlite-node/SqliteClient"),
+  catch: (e) =>
+    new InvalidInputError({
+      message: `durable sessions in SQLite need better-sqlite3 12, which is not installed here (${
+        (e instanceof Error ? e.message : String(e)).split("\n")[0]
+      }): npm install better-sqlite3@12, or keep sessions in PostgreSQL with --database postgres://…`
+    })
+})
+
 /** The SQL client of a location (the SQLite file's directory is made). */
 export const sqlLayer = (location: Location): Layer.Layer<SqlClient.SqlClient, unknown> => {
   if (location._tag === "Postgres") {
     return PgClient.layer({ url: Redacted.make(location.url) })
   }
   return Layer.unwrapEffect(
-    Effect.sync(() => {
+    Effect.map(loadSqlite, (SqliteClient) => {
       Fs.mkdirSync(Path.dirname(location.file), { recursive: true })
       return SqliteClient.layer({ filename: location.file })
     })

@@ -24,6 +24,7 @@ import {
 } from "../../domain/Outcome.js"
 import type { PermissionDecision } from "../../domain/Permission.js"
 import { resourcesOf } from "../../domain/Resources.js"
+import { effectiveMode } from "../../domain/SessionMode.js"
 import * as Texts from "../../domain/Texts.js"
 import * as Tool from "../../domain/Tool.js"
 import type { Approver } from "../../services/Approver.js"
@@ -296,12 +297,12 @@ class Running {
 
   /** The input of this call's hooks for `event`. */
   hookInputFor(event: HookEvent, input: unknown, extra?: Record<string, unknown>): HookInput {
-    const { session, policy } = this.services
+    const { session } = this.services
     const hookSession: HookSession = {
       sessionId: session.id,
       transcriptPath: session.transcriptPath,
       cwd: this.ctx.cwd,
-      permissionMode: policy.mode
+      permissionMode: this.ctx.permissionMode
     }
     const { call, tool } = this.started
     return toolHookInput(hookSession, event, { toolName: tool.name, input, toolUseId: call.id }, extra)
@@ -313,8 +314,6 @@ class Running {
   }
 }
 
-const succeed = <A>(a: A): Effect.Effect<A> => Effect.succeed(a)
-
 const catchDefects = (cause: Cause.Cause<never>): Effect.Effect<Outcome> =>
   Cause.isInterruptedOnly(cause)
     ? Effect.failCause(cause)
@@ -325,101 +324,95 @@ export const make = (services: Services) => {
   const { policy, session } = services
 
   /** A failed invocation: PostToolUseFailure, then an error outcome that may cascade. */
-  const afterFailure = (
+  const afterFailure = Effect.fnUntraced(function* (
     r: Running,
     pre: HookOutcome,
     input: unknown,
     invocation: Invocation & { readonly _tag: "TimedOut" | "Failed" }
-  ) => {
+  ) {
     const text = failureOf(r.started.tool, invocation)
-    return Effect.map(
-      r.hooks("PostToolUseFailure", input, { error: text, is_interrupt: false }),
-      (failure): Outcome => ({
-        ...errorOutcome(Texts.truncateFailure(text)),
-        continue: pre.continue && failure.continue,
-        stopReason: pre.stopReason ?? failure.stopReason,
-        executionFailed: true
-      })
-    )
-  }
+    const failure = yield* r.hooks("PostToolUseFailure", input, { error: text, is_interrupt: false })
+    return {
+      ...errorOutcome(Texts.truncateFailure(text)),
+      continue: pre.continue && failure.continue,
+      stopReason: pre.stopReason ?? failure.stopReason,
+      executionFailed: true
+    } satisfies Outcome
+  })
 
   /** A returned (or cached) result: mapping, the large-result store, then PostToolUse. */
-  const afterSuccess = (
+  const afterSuccess = Effect.fnUntraced(function* (
     r: Running,
     pre: HookOutcome,
     input: unknown,
     invocation: Invocation & { readonly _tag: "Returned" | "Cached" }
-  ) => {
+  ) {
     const { call, tool } = r.started
     const returned = invocation._tag === "Returned" ? invocation.value : invocation.content
     const output = Tool.isWithModifier(returned) ? returned.output : returned
     const modifier = Tool.isWithModifier(returned) ? returned.modifier : undefined
     const content =
-      invocation._tag === "Cached" ? succeed(invocation.content) : mapResult(services, tool, call.id, input, output)
-    return Effect.flatMap(content, (content) => {
-      const ran: Outcome = {
-        content,
-        isError: false,
-        continue: pre.continue,
-        stopReason: pre.stopReason,
-        modifier,
-        executionFailed: false
-      }
-      r.links.ran(ran)
-      return Effect.flatMap(r.hooks("PostToolUse", input, { tool_response: output }), (post) =>
-        succeed<Outcome>({
-          ...ran,
-          content: afterPostToolUse(tool, content, post),
-          continue: pre.continue && post.continue,
-          stopReason: pre.stopReason ?? post.stopReason
-        })
-      )
-    })
-  }
+      invocation._tag === "Cached" ? invocation.content : yield* mapResult(services, tool, call.id, input, output)
+    const ran: Outcome = {
+      content,
+      isError: false,
+      continue: pre.continue,
+      stopReason: pre.stopReason,
+      modifier,
+      executionFailed: false
+    }
+    r.links.ran(ran)
+    const post = yield* r.hooks("PostToolUse", input, { tool_response: output })
+    return {
+      ...ran,
+      content: afterPostToolUse(tool, content, post),
+      continue: pre.continue && post.continue,
+      stopReason: pre.stopReason ?? post.stopReason
+    } satisfies Outcome
+  })
 
-  /** Once permitted: the call itself, then the success or failure path. */
-  const call = (r: Running, pre: HookOutcome, input: unknown): Effect.Effect<Outcome> =>
-    Effect.flatMap(invoke(services.cache, r.started.tool, input, r.ctx, r.links.tracing), (invocation) =>
-      invocation._tag === "TimedOut" || invocation._tag === "Failed"
-        ? afterFailure(r, pre, input, invocation)
-        : afterSuccess(r, pre, input, invocation)
-    )
-
-  /** PreToolUse, a replaced input, the permission decision and approval, then the call. */
-  const afterValidate = (r: Running): Effect.Effect<Outcome> => {
+  /** After `validate`: PreToolUse, a replaced input, the permission decision and approval, the call, its result. */
+  const afterValidate = Effect.fnUntraced(function* (r: Running) {
     const { call: block, tool, input } = r.started
-    return Effect.flatMap(r.hooks("PreToolUse", input), (pre) => {
-      if (pre.decision === "deny") {
-        return succeed(
-          refused(Texts.preToolUseBlocked(tool.name, pre.reason ?? "blocked by hook"), "pre_tool_use_hook")
-        )
-      }
-      const updated = replaceInput(tool, input, pre.updatedInput)
-      if (updated._tag === "Stop") return succeed(updated.outcome)
-      const request = { tool, input: updated.input, toolUseId: block.id, context: r.ctx, hookDecision: pre.decision }
-      return Effect.flatMap(
-        permit(services, request, (event, input, extra) => r.hookInputFor(event, input, extra), r.links.tracing),
-        (permitted) => (permitted._tag === "Stop" ? succeed(permitted.outcome) : call(r, pre, permitted.input))
-      )
-    })
-  }
+    const pre = yield* r.hooks("PreToolUse", input)
+    if (pre.decision === "deny") {
+      return refused(Texts.preToolUseBlocked(tool.name, pre.reason ?? "blocked by hook"), "pre_tool_use_hook")
+    }
+    const updated = replaceInput(tool, input, pre.updatedInput)
+    if (updated._tag === "Stop") return updated.outcome
+    const request = { tool, input: updated.input, toolUseId: block.id, context: r.ctx, hookDecision: pre.decision }
+    const permitted = yield* permit(
+      services,
+      request,
+      (event, input, extra) => r.hookInputFor(event, input, extra),
+      r.links.tracing
+    )
+    if (permitted._tag === "Stop") return permitted.outcome
+    const invocation = yield* invoke(services.cache, tool, permitted.input, r.ctx, r.links.tracing)
+    return invocation._tag === "TimedOut" || invocation._tag === "Failed"
+      ? yield* afterFailure(r, pre, permitted.input, invocation)
+      : yield* afterSuccess(r, pre, permitted.input, invocation)
+  })
 
   /** Runs a started call to its outcome. Interruption passes through; any other defect becomes an error result. */
   const run = (started: Started, links: Links): Effect.Effect<Outcome> =>
-    Effect.flatMap(Effect.flatMap(currentContext(session), Ref.get), ({ cwd }) => {
+    Effect.gen(function* () {
+      const { cwd } = yield* Ref.get(yield* currentContext(session))
+      const permissionMode = yield* effectiveMode(session.state, policy.mode)
       const ctx: Tool.ToolContext = {
         toolUseId: started.call.id,
         cwd,
-        permissionMode: policy.mode,
+        permissionMode,
         progress: links.progress,
         interrupted: links.interrupted,
         state: session.state
       }
       const running = new Running(started, links, ctx, services)
-      if (started.tool.validate === Tool.noValidation) return afterValidate(running)
-      return Effect.flatMap(validate(started.tool, started.input, ctx), (invalid) =>
-        Option.isSome(invalid) ? succeed(invalid.value) : afterValidate(running)
-      )
+      if (started.tool.validate !== Tool.noValidation) {
+        const invalid = yield* validate(started.tool, started.input, ctx)
+        if (Option.isSome(invalid)) return invalid.value
+      }
+      return yield* afterValidate(running)
     }).pipe(
       Effect.catchAllCause(
         links.tracing === undefined

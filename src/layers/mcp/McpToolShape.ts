@@ -3,13 +3,17 @@
  * Schema with readable issues) and its result content mapped to tool_result blocks.
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import { Ajv, type ErrorObject } from "ajv"
+import type * as AjvModule from "ajv"
+import type { ErrorObject } from "ajv"
 import { Option, ParseResult, Schema, SchemaAST } from "effect"
 import type { ResultContentBlock } from "../../domain/Blocks.js"
+import * as Vendored from "../platform/Vendored.js"
 
 // ---------------------------------------------------------------------------------------------------------------
 // Input: any object, validated by ajv against the server's own JSON Schema, with readable issues.
 
+// ajv: the copy in dist/vendor/, see Vendored.ts.
+const { Ajv } = Vendored.load<typeof AjvModule>("ajv.cjs", "ajv")
 const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: false })
 
 const expectedAst = (type: unknown): Schema.Schema.AnyNoContext => {

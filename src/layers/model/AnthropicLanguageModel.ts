@@ -4,7 +4,7 @@
  * The SDK's own retries are off; request-phase failures are retried here with `LanguageModel.retrySchedule`.
  */
 import Anthropic from "@anthropic-ai/sdk"
-import { Config, Effect, Layer, Option, Redacted, Stream } from "effect"
+import { Config, Duration, Effect, Layer, Option, Redacted, Stream } from "effect"
 import {
   type AssistantContent,
   LanguageModel,
@@ -27,8 +27,41 @@ export interface Options {
   /** Defaults to the SDK's (`https://api.anthropic.com`). */
   readonly baseURL?: string | undefined
   readonly retry?: RetryPolicy | undefined
-  /** Per-request timeout of the SDK, in milliseconds. */
+  /**
+   * The longest wait for the stream's next event once it has started, in milliseconds (default: `API_TIMEOUT_MS`,
+   * else 600,000 as in Claude Code); also the SDK's own request timeout.
+   */
   readonly timeoutMs?: number | undefined
+  /**
+   * The longest wait for the server's answer to a request (its response headers), in milliseconds (default:
+   * `ARMATURE_FIRST_BYTE_TIMEOUT_MS`, else 60,000, never more than `timeoutMs`). A server that accepts the
+   * connection and never answers fails this way, as a connection failure (a few quick retries).
+   */
+  readonly firstByteTimeoutMs?: number | undefined
+}
+
+/** Claude Code's default `API_TIMEOUT_MS`: ten minutes. */
+export const defaultTimeoutMs = 600_000
+
+/** The default first-byte timeout: one minute. */
+export const defaultFirstByteTimeoutMs = 60_000
+
+/** A positive whole number of milliseconds from the environment, if `name` holds one. */
+const envMillis = (name: string): number | undefined => {
+  const raw = process.env[name]?.trim()
+  if (raw === undefined || !/^\d+$/.test(raw)) return undefined
+  const n = Number(raw)
+  return n > 0 ? n : undefined
+}
+
+/** The two timeouts of `options`, with their defaults from the environment. */
+export const timeoutsOf = (options: Pick<Options, "timeoutMs" | "firstByteTimeoutMs">) => {
+  const total = options.timeoutMs ?? envMillis("API_TIMEOUT_MS") ?? defaultTimeoutMs
+  const firstByte = Math.min(
+    total,
+    options.firstByteTimeoutMs ?? envMillis("ARMATURE_FIRST_BYTE_TIMEOUT_MS") ?? defaultFirstByteTimeoutMs
+  )
+  return { total, firstByte }
 }
 
 const numberHeader = (headers: unknown, name: string): number | undefined => {
@@ -199,6 +232,38 @@ export const assemble = <E>(
     return Stream.concat(mapped, ended)
   })
 
+/**
+ * The events of `iterable`, failing with `onStall()`'s error when the next one takes longer than `ms` (real time:
+ * the server is on the wall clock, whatever the fiber's Clock).
+ */
+export const withIdleTimeout = <A>(
+  iterable: AsyncIterable<A>,
+  ms: number,
+  onStall: () => unknown
+): AsyncIterable<A> => ({
+  [Symbol.asyncIterator]: () => {
+    const iterator = iterable[Symbol.asyncIterator]()
+    return {
+      next: () =>
+        new Promise<IteratorResult<A>>((resolve, reject) => {
+          const timer = setTimeout(() => reject(onStall()), ms)
+          iterator.next().then(
+            (result) => {
+              clearTimeout(timer)
+              resolve(result)
+            },
+            (error) => {
+              clearTimeout(timer)
+              reject(error)
+            }
+          )
+        }),
+      return: async (value?: unknown) =>
+        iterator.return ? iterator.return(value) : { done: true as const, value: undefined as A }
+    }
+  }
+})
+
 /** The request body sent to the Messages API. */
 export const toParams = (request: ModelRequest): Anthropic.MessageCreateParamsStreaming =>
   ({
@@ -226,11 +291,12 @@ export const describeFailure = (url: string, error: ModelError, attempts: number
 /** Builds the model over an SDK client. */
 export const make = (options: Options) =>
   Effect.sync(() => {
+    const timeouts = timeoutsOf(options)
     const client = new Anthropic({
       apiKey: options.apiKey,
       baseURL: options.baseURL ?? null,
       maxRetries: 0,
-      ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {})
+      timeout: timeouts.total
     })
     const schedule = retrySchedule(options.retry)
     const url = `${(options.baseURL ?? defaultBaseURL).replace(/\/+$/, "")}/v1/messages`
@@ -242,6 +308,16 @@ export const make = (options: Options) =>
           try: (signal) => client.messages.create(toParams(request), { signal }),
           catch: toModelError("request")
         }).pipe(
+          // a server that accepts the connection and never answers: the request is abandoned (and aborted)
+          Effect.timeoutFail({
+            duration: Duration.millis(timeouts.firstByte),
+            onTimeout: () =>
+              new ModelError({
+                message: `no response within ${timeouts.firstByte} ms (the first-byte timeout; API_TIMEOUT_MS, ARMATURE_FIRST_BYTE_TIMEOUT_MS)`,
+                retryable: true,
+                phase: "request"
+              })
+          }),
           Effect.tapError((error) =>
             Effect.sync(() => {
               attempts++
@@ -264,7 +340,21 @@ export const make = (options: Options) =>
             Effect.acquireRelease(Effect.interruptible(open(request)), (sdkStream) =>
               Effect.sync(() => sdkStream.controller.abort())
             ),
-            (sdkStream) => assemble(Stream.fromAsyncIterable(sdkStream, toModelError("stream")))
+            (sdkStream) =>
+              assemble(
+                Stream.fromAsyncIterable(
+                  withIdleTimeout(sdkStream, timeouts.total, () => {
+                    // the SDK's iterator only lets go of its pending read once the request is aborted
+                    sdkStream.controller.abort()
+                    return new ModelError({
+                      message: `${url}: the stream stalled: no event for ${timeouts.total} ms (API_TIMEOUT_MS)`,
+                      retryable: true,
+                      phase: "stream"
+                    })
+                  }),
+                  (e) => (e instanceof ModelError ? e : toModelError("stream")(e))
+                )
+              )
           )
         )
     })

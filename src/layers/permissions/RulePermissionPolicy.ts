@@ -7,6 +7,7 @@ import { FileSystem } from "@effect/platform"
 import { Effect, Layer, Option, Ref } from "effect"
 import type { PermissionBehavior } from "../../domain/Permission.js"
 import * as PermissionRule from "../../domain/PermissionRule.js"
+import * as SessionMode from "../../domain/SessionMode.js"
 import { PermissionPolicy } from "../../services/PermissionPolicy.js"
 import { Sandbox } from "../../services/Sandbox.js"
 import { Settings } from "../../services/Settings.js"
@@ -30,7 +31,8 @@ export const make = Effect.gen(function* () {
         const byBehavior = (b: PermissionBehavior) => session.filter((r) => r.behavior === b)
         const call = yield* prepare({
           request,
-          mode,
+          // ExitPlanMode may have switched the session out of plan mode
+          mode: yield* SessionMode.effectiveMode(request.context.state, mode),
           rules: {
             allow: [...permissions.allow, ...byBehavior("allow")],
             ask: [...permissions.ask, ...byBehavior("ask")],

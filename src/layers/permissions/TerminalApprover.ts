@@ -15,6 +15,7 @@ import * as Settings from "../../services/Settings.js"
 import { analysisOf, ShellAnalyzer } from "../../services/ShellAnalyzer.js"
 import { makeLedger } from "./CallbackApprover.js"
 import * as TerminalForms from "./TerminalForms.js"
+import * as TerminalQuestions from "./TerminalQuestions.js"
 
 /** The streams the prompt talks through. */
 export interface Streams {
@@ -168,6 +169,8 @@ export const make = (streams: Streams) =>
       elicit: (request) => lock.withPermits(1)(TerminalForms.askForm(io, request)),
       approveSampling: (request) => lock.withPermits(1)(TerminalForms.askSampling(io, request)),
       approveProjectServer: (request) => lock.withPermits(1)(TerminalForms.askProjectServer(io, request)),
+      askQuestions: (request) => lock.withPermits(1)(TerminalQuestions.askQuestions(io, request)),
+      approvePlan: (request) => lock.withPermits(1)(TerminalQuestions.approvePlan(io, request)),
       approve: (request, decision) =>
         lock.withPermits(1)(
           Effect.gen(function* () {

@@ -1,11 +1,13 @@
 /**
- * Node's undici HTTP client (`NodeHttpClient.layerUndici` of `@effect/platform-node`), for WebFetch, which loads
- * this module on its first request. Like NodePlatform.ts, the library build bundles the module this file imports
- * into dist/ (with `undici` itself a dependency of the package), so the library needs no `@effect/platform-node`.
+ * WebFetch's HTTP client: Node's own fetch (undici, built into Node) through `@effect/platform`'s FetchHttpClient,
+ * with redirects returned rather than followed (WebFetch follows same-host redirects itself and reports the
+ * others). WebFetch loads this module on its first request. Node's built-in client, not the undici package or
+ * `@effect/platform-node`'s client over it: those were 2 MB of dependencies for the same protocol code.
  */
-import type { HttpClient } from "@effect/platform"
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import type { Layer } from "effect"
+import { FetchHttpClient, type HttpClient } from "@effect/platform"
+import { Layer } from "effect"
 
-/** An HttpClient over undici, with its own connection pool (closed with the layer's scope). */
-export const layerUndici: Layer.Layer<HttpClient.HttpClient> = NodeHttpClient.layerUndici
+/** An HttpClient over Node's fetch that does not follow redirects. */
+export const layerUndici: Layer.Layer<HttpClient.HttpClient> = FetchHttpClient.layer.pipe(
+  Layer.provide(Layer.succeed(FetchHttpClient.RequestInit, { redirect: "manual" }))
+)

@@ -18,7 +18,9 @@ import * as ChildProcess from "node:child_process"
 import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
-import { Clock, Deferred, Duration, Effect, Schedule, Schema, type Scope } from "effect"
+import type { Writable } from "node:stream"
+import { Clock, Deferred, Duration, Effect, FiberRef, Schedule, Schema, type Scope } from "effect"
+import * as SpawnRecord from "./SpawnRecord.js"
 
 /** How the leader of a group ended. */
 export interface Exit {
@@ -277,6 +279,9 @@ export interface SpawnOptions {
 
 const maxCanaryBytes = 4096
 
+/** The recorder each recorded child was started under, told when its group is gone. */
+const recorders = new WeakMap<Handle, SpawnRecord.Recorder>()
+
 const newTag = (): string => Crypto.randomBytes(9).toString("base64url")
 
 const spawnFailure = (options: SpawnOptions, error: Error): SpawnError =>
@@ -289,11 +294,21 @@ const spawnFailure = (options: SpawnOptions, error: Error): SpawnError =>
 /**
  * Spawns a process as the leader of a new session and process group, tagged for the kill. When the scope closes,
  * a child that is still running — or that left something behind (see `onRelease`) — is killed with everything it
- * started, and the release waits until they are gone.
+ * started, and the release waits until they are gone. Under a recorder (SpawnRecord: durable sessions) the child is
+ * started behind a gate and recorded before it runs anything, and its record goes when the group is gone.
  */
 export const spawn = (options: SpawnOptions): Effect.Effect<Handle, SpawnError, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.gen(function* () {
+      const recorder = yield* FiberRef.get(SpawnRecord.currentRecorder)
+      const baseStdio =
+        options.canary === true && Array.isArray(options.stdio) ? [...options.stdio, "pipe" as const] : options.stdio
+      // the gate is the descriptor after the others; only a child given an array of descriptors can have one
+      const gateFd = recorder !== undefined && Array.isArray(baseStdio) ? baseStdio.length : undefined
+      const command =
+        gateFd === undefined
+          ? { file: options.file, args: options.args }
+          : SpawnRecord.gated(options.file, options.args, gateFd)
       const exited = yield* Deferred.make<Exit>()
       const closed = yield* Deferred.make<void>()
       let hasExited = false
@@ -303,18 +318,20 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Handle, SpawnError, 
       const tag = newTag()
       const sinceTicks = ticksNow()
       const child = yield* Effect.async<ChildProcess.ChildProcess, SpawnError>((resume) => {
-        const spawned = ChildProcess.spawn(options.file, [...options.args], {
+        const spawned = ChildProcess.spawn(command.file, [...command.args], {
           cwd: options.cwd,
           env: childEnvironment(options.env ?? process.env, tag),
-          stdio: options.canary === true && Array.isArray(options.stdio) ? [...options.stdio, "pipe"] : options.stdio,
+          stdio: gateFd === undefined || !Array.isArray(baseStdio) ? baseStdio : [...baseStdio, "pipe"],
           detached: true
         })
         // Flowing from the start, so nothing written is dropped and the stream ends (and "close" fires) when
         // the last holder of the canary is gone.
-        spawned.stdio[3]?.on("data", (chunk: Buffer) => {
-          if (canaryBytes < maxCanaryBytes) canary.push(chunk.subarray(0, maxCanaryBytes - canaryBytes))
-          canaryBytes += chunk.length
-        })
+        if (options.canary === true) {
+          spawned.stdio[3]?.on("data", (chunk: Buffer) => {
+            if (canaryBytes < maxCanaryBytes) canary.push(chunk.subarray(0, maxCanaryBytes - canaryBytes))
+            canaryBytes += chunk.length
+          })
+        }
         const onError = (e: Error) => resume(Effect.fail(spawnFailure(options, e)))
         spawned.once("error", onError)
         spawned.once("spawn", () => {
@@ -334,7 +351,17 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Handle, SpawnError, 
       child.on("error", () => {})
       const pid = child.pid ?? 0
       const kill = yield* Effect.cached(killAll(pid, tag, options.killGraceMs ?? defaultKillGraceMs, sinceTicks))
-      return {
+      if (recorder !== undefined && gateFd !== undefined) {
+        const gate = child.stdio[gateFd] as Writable | null
+        // recorded while the child waits at its gate; were this process to die before the gate opens, the child's
+        // end of the pipe would close and it would exit without running the command
+        yield* recorder
+          .started({ tag, pid, startTicks: SpawnRecord.startTicksOf(pid) ?? 0, bootId: SpawnRecord.bootId() })
+          .pipe(Effect.onInterrupt(() => Effect.sync(() => gate?.destroy())))
+        gate?.on("error", () => {})
+        gate?.end("\n")
+      }
+      const handle: Handle = {
         pid,
         tag,
         child,
@@ -344,7 +371,13 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Handle, SpawnError, 
         isAlive: () => groupExists(pid),
         canaryText: () => Buffer.concat(canary).toString("utf8"),
         endedCleanly: () => hasExited && hasClosed && !groupExists(pid)
-      } satisfies Handle
+      }
+      if (recorder !== undefined) recorders.set(handle, recorder)
+      return handle
     }),
-    (handle) => (options.onRelease !== "always" && handle.endedCleanly() ? Effect.void : handle.kill)
+    (handle) =>
+      Effect.zipRight(
+        options.onRelease !== "always" && handle.endedCleanly() ? Effect.void : handle.kill,
+        Effect.suspend(() => recorders.get(handle)?.ended(handle.tag) ?? Effect.void)
+      )
   )

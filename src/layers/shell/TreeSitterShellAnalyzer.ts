@@ -4,10 +4,12 @@
  */
 import { createRequire } from "node:module"
 import { Cache, Duration, Effect, Layer, Schema } from "effect"
-import { Language, type Node, Parser } from "web-tree-sitter"
+import type * as WebTreeSitter from "web-tree-sitter"
+import type { Node } from "web-tree-sitter"
 import * as PermissionRule from "../../domain/PermissionRule.js"
 import * as ReadOnlyCommands from "../../domain/shell/ReadOnlyCommands.js"
 import { type PathStep, type ShellAnalysis, ShellAnalyzer, type SimpleCommand } from "../../services/ShellAnalyzer.js"
+import * as Vendored from "../platform/Vendored.js"
 import { evaluationDanger, testCommandDanger } from "./CodeEvaluation.js"
 import { anything, type CodeForms, commandForms } from "./CommandForms.js"
 import { commandStep, redirectStep } from "./PathSteps.js"
@@ -38,6 +40,9 @@ export const grammarPath = (): string => {
 }
 
 /** The tree-sitter runtime, initialized on first use and then shared by every parser of the process. */
+// web-tree-sitter's runtime: the copy in dist/vendor/ (its .wasm beside it), see Vendored.ts.
+const { Language, Parser } = Vendored.load<typeof WebTreeSitter>("web-tree-sitter.cjs", "web-tree-sitter")
+
 const runtime = Effect.runSync(Effect.cached(Effect.tryPromise(() => Parser.init())))
 
 /**

@@ -4,12 +4,12 @@
  * fetch is under a timeout.
  */
 import { STATUS_CODES } from "node:http"
-import { createRequire } from "node:module"
 import { HttpClient, type HttpClientError, HttpClientRequest } from "@effect/platform"
 import { Chunk, Context, Duration, Effect, Layer, Schema, Stream } from "effect"
 import type TurndownService from "turndown"
 import { ToolFailure, ToolValidationError } from "../../domain/Errors.js"
 import * as Tool from "../../domain/Tool.js"
+import * as Vendored from "../platform/Vendored.js"
 import * as ToolRegistryLive from "../registry/ToolRegistryLive.js"
 
 /** The most redirects followed for one fetch. */
@@ -133,7 +133,7 @@ export const checkUrl = (url: string): Effect.Effect<URL, ToolValidationError> =
 let turndown: TurndownService | undefined
 const converter = (): TurndownService => {
   if (turndown === undefined) {
-    const Turndown = createRequire(import.meta.url)("turndown") as typeof TurndownService
+    const Turndown = Vendored.load<typeof TurndownService>("turndown.cjs", "turndown")
     turndown = new Turndown({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" })
     turndown.remove(["script", "style", "noscript", "template"])
   }

@@ -3,8 +3,10 @@
  */
 import { Layer } from "effect"
 import * as FileStateCacheLive from "../files/FileStateCacheLive.js"
+import * as AskUserQuestion from "./AskUserQuestion.js"
 import * as Bash from "./Bash.js"
 import * as Edit from "./Edit.js"
+import * as ExitPlanMode from "./ExitPlanMode.js"
 import * as Glob from "./Glob.js"
 import * as Grep from "./Grep.js"
 import * as NotebookEdit from "./NotebookEdit.js"
@@ -18,7 +20,9 @@ import * as Write from "./Write.js"
 /** The built-in tools. */
 export const layer = Layer.mergeAll(
   Layer.provide(Layer.mergeAll(Read.layer, Write.layer, Edit.layer, NotebookEdit.layer), FileStateCacheLive.layer),
+  AskUserQuestion.layer,
   Bash.layerWithShells,
+  ExitPlanMode.layer,
   Glob.layer,
   Grep.layer,
   Sleep.layer,

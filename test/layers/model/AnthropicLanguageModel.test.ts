@@ -1,3 +1,5 @@
+import * as Http from "node:http"
+import type { AddressInfo } from "node:net"
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Either, Fiber, Stream, TestClock } from "effect"
 import * as AnthropicLanguageModel from "../../../src/layers/model/AnthropicLanguageModel.js"
@@ -142,6 +144,90 @@ describe("AnthropicLanguageModel", () => {
       expect(Either.isLeft(result) && result.left.retryable).toBe(true)
     })
   )
+})
+
+/**
+ * A loopback server that accepts every request and answers with `respond` (by default: never); counts requests and
+ * closes its connections when the scope ends.
+ */
+const silentServer = (respond: (res: Http.ServerResponse) => void = () => {}) =>
+  Effect.acquireRelease(
+    Effect.async<{ url: string; requests: () => number; server: Http.Server }>((resume) => {
+      let requests = 0
+      const server = Http.createServer((_req, res) => {
+        requests++
+        respond(res)
+      })
+      server.listen(0, "127.0.0.1", () => {
+        const { port } = server.address() as AddressInfo
+        resume(Effect.succeed({ url: `http://127.0.0.1:${port}`, requests: () => requests, server }))
+      })
+    }),
+    ({ server }) =>
+      Effect.async<void>((resume) => {
+        server.closeAllConnections()
+        server.close(() => resume(Effect.void))
+      })
+  )
+
+describe("AnthropicLanguageModel timeouts", () => {
+  it.scopedLive("a server that accepts and never answers fails with the first-byte timeout, after quick retries", () =>
+    Effect.gen(function* () {
+      const server = yield* silentServer()
+      const model = yield* Effect.provide(
+        LanguageModel,
+        AnthropicLanguageModel.layer({ apiKey: "k", baseURL: server.url, retry: fastRetry, firstByteTimeoutMs: 300 })
+      )
+      const result = yield* Effect.either(Stream.runDrain(model.stream(request)))
+      expect(Either.isLeft(result) && result.left.message).toBe(
+        `POST ${server.url}/v1/messages: connection failed: no response within 300 ms (the first-byte timeout; ` +
+          "API_TIMEOUT_MS, ARMATURE_FIRST_BYTE_TIMEOUT_MS) (2 retries)"
+      )
+      expect(server.requests()).toBe(AnthropicLanguageModel.connectionAttempts)
+    })
+  )
+
+  it.scopedLive("a stream that stalls after it started fails after API_TIMEOUT_MS without an event", () =>
+    Effect.gen(function* () {
+      const server = yield* silentServer((res) => {
+        res.writeHead(200, { "content-type": "text/event-stream" })
+        const start = {
+          type: "message_start",
+          message: {
+            id: "msg_1",
+            type: "message",
+            role: "assistant",
+            model: "m",
+            content: [],
+            stop_reason: null,
+            usage: { input_tokens: 1, output_tokens: 1 }
+          }
+        }
+        res.write(`event: message_start\ndata: ${JSON.stringify(start)}\n\n`)
+      })
+      const model = yield* Effect.provide(
+        LanguageModel,
+        AnthropicLanguageModel.layer({ apiKey: "k", baseURL: server.url, retry: fastRetry, timeoutMs: 500 })
+      )
+      const seen: Array<string> = []
+      const result = yield* model.stream(request).pipe(
+        Stream.runForEach((e) => Effect.sync(() => seen.push(e.type))),
+        Effect.either
+      )
+      expect(seen).toEqual(["message_start"])
+      expect(Either.isLeft(result) && result.left).toMatchObject({ phase: "stream", retryable: true })
+      expect(Either.isLeft(result) && result.left.message).toContain("the stream stalled: no event for 500 ms")
+    })
+  )
+
+  it("API_TIMEOUT_MS defaults to Claude Code's ten minutes; the first-byte timeout never exceeds it", () => {
+    expect(AnthropicLanguageModel.timeoutsOf({})).toEqual({ total: 600_000, firstByte: 60_000 })
+    expect(AnthropicLanguageModel.timeoutsOf({ timeoutMs: 5_000 })).toEqual({ total: 5_000, firstByte: 5_000 })
+    expect(AnthropicLanguageModel.timeoutsOf({ timeoutMs: 5_000, firstByteTimeoutMs: 100 })).toEqual({
+      total: 5_000,
+      firstByte: 100
+    })
+  })
 })
 
 describe("retrySchedule", () => {

@@ -166,6 +166,9 @@ layer(NodeFileSystem.layer)("SettingsLoader", (it) => {
       Effect.gen(function* () {
         const { error } = yield* failure({ "home/.claude/settings.json": json({ defaultMode: "yolo" }) })
         expect(error).toMatchObject({ _tag: "SettingsShapeError", path: "permissions.defaultMode" })
+        expect(error.message).toContain(
+          'at permissions.defaultMode: Expected one of "default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", actual "yolo"'
+        )
       })
     )
 

@@ -1,0 +1,132 @@
+/**
+ * The process groups of a durable session's calls, kept in the session's store (`armature_processes`) from before
+ * they run anything (see SpawnRecord) until they are gone. A process that outlives a crash of the engine running
+ * its call is found here: when the session is taken up again (`resume`, a runner taking it over) its recorded
+ * groups that still run are killed before anything else happens, so the model is told that the call was
+ * interrupted only once it really has stopped, and the next call never runs beside it. `armature serve` also kills,
+ * on start, the groups of runners on this machine that are gone.
+ *
+ * A group is signalled only when it is the one recorded: same machine, same boot, and a leader that either is gone
+ * (its group then still holds the id, which the kernel does not hand out again meanwhile) or has the recorded start
+ * time. A reused pid is never signalled; processes that left the group are found by the call's tag.
+ */
+import * as Os from "node:os"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { Effect } from "effect"
+import * as ProcessGroup from "../process/ProcessGroup.js"
+import * as SpawnRecord from "../process/SpawnRecord.js"
+
+/** Makes the table if it is not there. */
+export const ensureTable = Effect.flatMap(
+  SqlClient.SqlClient,
+  (sql) =>
+    sql`CREATE TABLE IF NOT EXISTS armature_processes (
+      tag TEXT PRIMARY KEY,
+      session_id TEXT NOT NULL,
+      pid INTEGER NOT NULL,
+      start_ticks BIGINT NOT NULL,
+      boot_id TEXT NOT NULL,
+      host TEXT NOT NULL,
+      owner_pid INTEGER NOT NULL,
+      owner_start BIGINT NOT NULL,
+      created_at BIGINT NOT NULL
+    )`
+)
+
+interface Row {
+  readonly tag: string
+  readonly session_id: string
+  readonly pid: number | string
+  readonly start_ticks: number | string
+  readonly boot_id: string
+  readonly host: string
+  readonly owner_pid: number | string
+  readonly owner_start: number | string
+}
+
+/** This process as the owner of the groups it records: its pid and start time. */
+const self = { pid: process.pid, start: SpawnRecord.startTicksOf(process.pid) ?? 0 }
+
+/**
+ * The recorder of a session's calls, writing to the store of the SQL client in context. A group that cannot be
+ * recorded is not run (the call fails); a record that cannot be removed is logged and left for the next sweep.
+ */
+export const recorder = (sessionId: string) =>
+  Effect.gen(function* () {
+    yield* ensureTable
+    const sql = yield* SqlClient.SqlClient
+    const host = Os.hostname()
+    return {
+      started: (spawned) =>
+        sql`INSERT INTO armature_processes
+          (tag, session_id, pid, start_ticks, boot_id, host, owner_pid, owner_start, created_at)
+          VALUES (${spawned.tag}, ${sessionId}, ${spawned.pid}, ${spawned.startTicks}, ${spawned.bootId}, ${host},
+            ${self.pid}, ${self.start}, ${Date.now()})`.pipe(Effect.orDie, Effect.asVoid),
+      ended: (tag) =>
+        sql`DELETE FROM armature_processes WHERE tag = ${tag}`.pipe(
+          Effect.asVoid,
+          Effect.catchAll((e) => Effect.logWarning(`armature: the record of process group ${tag} stays: ${e.message}`))
+        )
+    } satisfies SpawnRecord.Recorder
+  })
+
+/** Whether a recorded group can be checked from here (this machine, this boot). */
+const local = (row: Row): boolean => row.host === Os.hostname() && row.boot_id === SpawnRecord.bootId()
+
+/**
+ * Kills what is left of a recorded group (SIGTERM, then SIGKILL; see ProcessGroup.killAll) and waits until it is gone.
+ * The group id is signalled only when it is still the recorded group; the tag finds the rest either way.
+ */
+const killRecorded = (row: Row): Effect.Effect<void> => {
+  const pid = Number(row.pid)
+  const started = Number(row.start_ticks)
+  const leader = SpawnRecord.startTicksOf(pid)
+  const sameGroup = leader === undefined ? ProcessGroup.groupExists(pid) : leader === started
+  return ProcessGroup.killAll(sameGroup ? pid : -1, row.tag, ProcessGroup.defaultKillGraceMs, started)
+}
+
+/** Kills each row's group when it is local, and removes the rows of the groups that are gone. */
+const sweep = (rows: ReadonlyArray<Row>) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    let killed = 0
+    for (const row of rows) {
+      if (row.host !== Os.hostname()) {
+        yield* Effect.logWarning(
+          `armature: process group ${row.pid} of session ${row.session_id} ran on ${row.host}; it cannot be checked from here`
+        )
+        continue
+      }
+      // on another boot the group is gone with the machine's processes
+      if (local(row)) {
+        yield* killRecorded(row)
+        killed += 1
+      }
+      yield* sql`DELETE FROM armature_processes WHERE tag = ${row.tag}`
+    }
+    return killed
+  })
+
+/**
+ * Kills the recorded groups of a session that still run, before the session goes on (its owner takes it up again:
+ * whatever its calls left running belongs to an execution that is over). Returns how many were looked at.
+ */
+export const killLeftovers = (sessionId: string) =>
+  Effect.gen(function* () {
+    yield* ensureTable
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<Row>`SELECT * FROM armature_processes WHERE session_id = ${sessionId}`
+    return yield* sweep(rows)
+  })
+
+/** Kills the recorded groups whose owner on this machine is gone (a runner that died), whatever their session. */
+export const killOrphans = Effect.gen(function* () {
+  yield* ensureTable
+  const sql = yield* SqlClient.SqlClient
+  const rows = yield* sql<Row>`SELECT * FROM armature_processes WHERE host = ${Os.hostname()}`
+  const orphaned = rows.filter((row) => {
+    const owner = SpawnRecord.startTicksOf(Number(row.owner_pid))
+    return !local(row) || owner === undefined || owner !== Number(row.owner_start)
+  })
+  return yield* sweep(orphaned)
+})
