@@ -13,6 +13,7 @@ const slow = [
   "test/domain/Admission.test.ts",
   "test/layers/executor/StreamingExecutorProperties.test.ts",
   "test/layers/tools/SearchReadDeny.test.ts",
+  "test/programs/EverydayCorpus.test.ts",
   "test/layers/sandbox/SandboxBash.test.ts",
   "test/layers/sandbox/SandboxMcp.test.ts"
 ]

@@ -12,8 +12,11 @@
  *   node scripts/bypass-corpus.mjs [--cli bin/armature.mjs] [--mode default] [--only-scenarios] [--verbose]
  *
  * Prints one JSON line per command with --verbose, then a summary line; exits 1 when any expectation fails.
+ * `--class TEXT` runs only the scenarios and classes whose name holds TEXT (and skips the main list). A class marked
+ * `"open": true` holds escapes not fixed yet: its allowed attempts are counted as `openEscapes`, not as failures
+ * (each fix removes the mark, so from then on the class must stay at 0).
  */
-import { execFile } from "node:child_process"
+import { execFile, execFileSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -28,22 +31,34 @@ const mode = flag("--mode", "default")
 const verbose = argv.includes("--verbose")
 
 const corpus = JSON.parse(Fs.readFileSync(new URL("./bypass-corpus.json", import.meta.url), "utf8"))
-const onlyScenarios = argv.includes("--only-scenarios")
+const only = flag("--class", undefined)
+const onlyScenarios = argv.includes("--only-scenarios") || only !== undefined
 const bypass = onlyScenarios ? [] : corpus.bypass
 const safe = onlyScenarios ? [] : corpus.safe
 // each class is run once per mode it lists, as a scenario of its own (bypass attempts must not be allowed in any)
 const classes = (corpus.classes ?? []).flatMap((c) =>
   c.modes.map((classMode) => ({ ...c, name: `${classMode}: ${c.name}`, mode: classMode, safe: classMode === "bypassPermissions" ? [] : c.safe }))
 )
-const scenarios = [...(corpus.scenarios ?? []), ...classes]
+const scenarios = [...(corpus.scenarios ?? []), ...classes].filter((s) => only === undefined || s.name.includes(only))
 
-/** A fresh project with its settings file; `setup` entries are `["dir", p]`, `["file", p]`, `["link", p, target]`. */
+/**
+ * A fresh project with its settings file; `setup` entries are `["dir", p]`, `["file", p]` (or `["file", p, text]`),
+ * `["link", p, target]` and `["git"]` (a repository committing everything made so far).
+ */
 const project = (permissions, setup = []) => {
   const root = Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-corpus-"))
   for (const [kind, path, target] of setup) {
+    if (kind === "git") {
+      const git = (...args) =>
+        execFileSync("git", ["-c", "user.name=corpus", "-c", "user.email=corpus@example.com", ...args], { cwd: root, stdio: "ignore" })
+      git("init", "-q")
+      git("add", "-A")
+      git("commit", "-q", "-m", "corpus")
+      continue
+    }
     const at = Path.join(root, path)
     Fs.mkdirSync(kind === "dir" ? at : Path.dirname(at), { recursive: true })
-    if (kind === "file") Fs.writeFileSync(at, "x\n")
+    if (kind === "file") Fs.writeFileSync(at, target ?? "x\n")
     if (kind === "link") Fs.symlinkSync(target, at)
   }
   const settings = Path.join(root, ".armature-corpus-settings.json")
@@ -88,7 +103,13 @@ const check = ({ command, settings, dir, mode: caseMode }) =>
     )
   })
 
-const placed = (p, scenario) => ({ settings: p.settings, dir: p.dir, mode: scenario?.mode ?? mode, scenario: scenario?.name })
+const placed = (p, scenario) => ({
+  settings: p.settings,
+  dir: p.dir,
+  mode: scenario?.mode ?? mode,
+  scenario: scenario?.name,
+  open: scenario?.open === true
+})
 const cases = [
   ...bypass.map((command) => ({ command, safe: false, ...placed(main) })),
   ...safe.map((command) => ({ command, safe: true, ...placed(main) }))
@@ -113,8 +134,11 @@ for (const dir of dirs) Fs.rmSync(dir, { recursive: true, force: true })
 const count = (safeCase, behavior) => results.filter((r) => r.safe === safeCase && r.behavior === behavior).length
 const bypassCount = results.filter((r) => !r.safe).length
 const safeCount = results.filter((r) => r.safe).length
-const failures = results.filter((r) => (r.safe ? r.behavior !== "allow" : r.behavior === "allow" || r.behavior.startsWith("exit")))
+const escaped = (r) => !r.safe && (r.behavior === "allow" || r.behavior.startsWith("exit"))
+const open = results.filter((r) => r.open && escaped(r))
+const failures = results.filter((r) => (r.safe ? r.behavior !== "allow" : escaped(r) && !r.open))
 if (verbose) for (const r of results) console.log(JSON.stringify(r))
+for (const r of open) console.error(`OPEN ESCAPE (${r.scenario}): ${r.command}  [${r.behavior}] ${r.reason}`)
 for (const r of failures) {
   const where = r.scenario === undefined ? "" : ` (${r.scenario})`
   console.error(`${r.safe ? "SAFE NOT ALLOWED" : "BYPASS ALLOWED"}${where}: ${r.command}  [${r.behavior}] ${r.reason}`)
@@ -122,7 +146,8 @@ for (const r of failures) {
 console.log(
   JSON.stringify({
     bypassAttempts: bypassCount,
-    allowed: count(false, "allow"),
+    allowed: count(false, "allow") - open.length,
+    openEscapes: open.length,
     asked: count(false, "ask"),
     denied: count(false, "deny"),
     safe: safeCount,

@@ -62,6 +62,38 @@ export const readTools: ReadonlySet<string> = new Set(["Read", "Glob", "Grep", "
 
 const ruleShape = /^([A-Za-z0-9_.-]+(?:__\*)?)(?:\(([\s\S]*)\))?$/
 
+/**
+ * The tool names Armature and Claude Code know (built-in tools and the ones settings commonly name). A rule whose
+ * tool differs from one of these only by case (`bash(git push:*)`) would match nothing: it is an error.
+ */
+export const knownToolNames: ReadonlyArray<string> = [
+  "Agent",
+  "AskUserQuestion",
+  "Bash",
+  "BashOutput",
+  "Edit",
+  "ExitPlanMode",
+  "Glob",
+  "Grep",
+  "KillShell",
+  "LS",
+  "MultiEdit",
+  "NotebookEdit",
+  "NotebookRead",
+  "Read",
+  "Skill",
+  "SlashCommand",
+  "Sleep",
+  "Task",
+  "TodoWrite",
+  "ToolSearch",
+  "WebFetch",
+  "WebSearch",
+  "Write"
+]
+
+const knownByLowerCase = new Map(knownToolNames.map((name) => [name.toLowerCase(), name]))
+
 /** Parses one rule string; a malformed one is a `PermissionRuleError` naming the rule and its source. */
 export const parse = (text: string, origin: RuleOrigin): Either.Either<Rule, PermissionRuleError> => {
   const trimmed = text.trim()
@@ -75,6 +107,10 @@ export const parse = (text: string, origin: RuleOrigin): Either.Either<Rule, Per
   }
   const tool = match[1]
   const raw = match[2]
+  const known = knownByLowerCase.get(tool.toLowerCase())
+  if (known !== undefined && known !== tool) {
+    return fail(`unknown tool ${tool}: tool names are case-sensitive (did you mean ${known}?)`)
+  }
   const base = { text: trimmed, behavior: origin.behavior, tool, source: origin.source, root: origin.root }
   if (raw === undefined || raw.trim() === "*") return Either.right({ ...base, content: undefined })
   const content = raw.trim()

@@ -9,6 +9,7 @@ import type { PermissionMode } from "./Permission.js"
 import { permissionModes } from "./Permission.js"
 import * as PermissionRule from "./PermissionRule.js"
 import { mergeSections, SandboxSection } from "./Sandbox.js"
+import * as SecretFiles from "./SecretFiles.js"
 
 /** The `permissions` section. Unknown keys are allowed and kept. */
 export const PermissionsSection = Schema.Struct(
@@ -25,7 +26,9 @@ export const PermissionsSection = Schema.Struct(
         })
       })
     ),
-    additionalDirectories: Schema.optional(Schema.Array(Schema.String))
+    additionalDirectories: Schema.optional(Schema.Array(Schema.String)),
+    /** Built-in Read ask rules for well-known secret files (`.env`, keys, credentials); on unless false. */
+    protectSecrets: Schema.optional(Schema.Boolean)
   },
   Schema.Record({ key: Schema.String, value: Schema.Unknown })
 )
@@ -240,6 +243,7 @@ export const merge = (sources: ReadonlyArray<Source>): Either.Either<Merged, Per
   const dirs: Array<string> = []
   const hooks: Record<string, Array<HooksConfig[string][number]>> = {}
   let defaultMode: PermissionMode = "default"
+  let protectSecrets = true
   let settings: Record<string, unknown> = {}
   let sandbox: SandboxSection | undefined
   for (const source of sources) {
@@ -254,6 +258,7 @@ export const merge = (sources: ReadonlyArray<Source>): Either.Either<Merged, Per
       into.push(...parsed.right)
     }
     if (p?.defaultMode !== undefined) defaultMode = p.defaultMode
+    if (p?.protectSecrets !== undefined) protectSecrets = p.protectSecrets
     for (const dir of p?.additionalDirectories ?? []) {
       const resolved = Path.resolve(source.base, dir)
       if (!dirs.includes(resolved)) dirs.push(resolved)
@@ -264,6 +269,8 @@ export const merge = (sources: ReadonlyArray<Source>): Either.Either<Merged, Per
     sandbox = mergeSections(sandbox, source.settings.sandbox)
     settings = { ...settings, ...source.settings }
   }
+  // The built-in rules come last: a rule of the user's is named first when both apply.
+  if (protectSecrets) ask.push(...SecretFiles.rules(allow))
   const permissions: Permissions = { allow, ask, deny, defaultMode, additionalDirectories: dirs }
   return Either.right({
     permissions,
@@ -273,10 +280,11 @@ export const merge = (sources: ReadonlyArray<Source>): Either.Either<Merged, Per
       ...settings,
       permissions: {
         allow: allow.map((r) => r.text),
-        ask: ask.map((r) => r.text),
+        ask: ask.filter((r) => r.source !== SecretFiles.source).map((r) => r.text),
         deny: deny.map((r) => r.text),
         defaultMode,
-        additionalDirectories: dirs
+        additionalDirectories: dirs,
+        ...(protectSecrets ? {} : { protectSecrets })
       },
       hooks,
       ...(sandbox === undefined ? {} : { sandbox })

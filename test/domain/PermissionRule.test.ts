@@ -41,7 +41,11 @@ describe("PermissionRule.parse", () => {
     ["Bash(npm:*run)", "`:*` is only allowed at the end of a Bash rule"],
     ["Bash(:*)", "a prefix rule needs a prefix before `:*`"],
     ["WebFetch(example.com)", "WebFetch rules have the form `WebFetch(domain:example.com)`"],
-    ["mcp__github__x(arg)", "MCP rules take no content: use `mcp__server`, `mcp__server__*` or a tool"]
+    ["mcp__github__x(arg)", "MCP rules take no content: use `mcp__server`, `mcp__server__*` or a tool"],
+    ["bash(git push:*)", "unknown tool bash: tool names are case-sensitive (did you mean Bash?)"],
+    ["READ(./.env)", "unknown tool READ: tool names are case-sensitive (did you mean Read?)"],
+    ["webfetch", "unknown tool webfetch: tool names are case-sensitive (did you mean WebFetch?)"],
+    ["notebookedit", "unknown tool notebookedit: tool names are case-sensitive (did you mean NotebookEdit?)"]
   ]
   it.each(invalid)("rejects %j", (text, reason) => {
     const result = parse(text)

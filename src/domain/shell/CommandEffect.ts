@@ -15,6 +15,11 @@ export interface PathOperand {
   readonly index: number
   /** The path as written in that word (the part after an option prefix such as `--target-directory=`). */
   readonly value: string
+  /**
+   * True when the word is an option's value (`--contents=FILE`): such a file is read for its contents even by a
+   * command that otherwise reads only names (`names`) or only what git stores (`tracked`).
+   */
+  readonly option?: boolean | undefined
 }
 
 /** What a command does, as far as its words tell. */
@@ -37,6 +42,26 @@ export interface CommandEffect {
    * `git log -p`), relative to the command's working directory.
    */
   readonly implicitReads?: ReadonlyArray<string> | undefined
+  /**
+   * The command reads only the names and metadata of the paths its operands and implicit reads name (`ls`, `stat`,
+   * `find`, `test -f`, `git status`): Read rules, which protect contents, do not apply to them.
+   */
+  readonly names?: boolean | undefined
+  /**
+   * The command prints only what git stores (tracked files, committed history) for its operands and implicit reads
+   * (`git diff`, `git show`, `git grep`): a Read rule applies to them only when git stores a path of the rule.
+   */
+  readonly tracked?: boolean | undefined
+  /** What a searcher leaves out of the trees it walks (`rg` skips hidden and gitignored files by default). */
+  readonly skips?: Skips | undefined
+}
+
+/** The files a recursive searcher leaves out unless told otherwise. */
+export interface Skips {
+  /** Names starting with `.` below the starting points. */
+  readonly hidden: boolean
+  /** Files its ignore rules (`.gitignore` in a git repository) exclude. */
+  readonly ignored: boolean
 }
 
 /** Every word that does not start with `-` (and `-` itself is stdin, not a file): the conservative guess. */
@@ -58,7 +83,9 @@ export const unknown = (argv: ReadonlyArray<ArgWord>, reason: string): CommandEf
 export const describeWords = (argv: ReadonlyArray<ArgWord>): CommandEffect => {
   const head = argv[0]
   if (head === undefined) return unknown(argv, "empty command")
-  if (!head.literal || head.glob) return unknown(argv, "the command name is only known when the shell runs")
+  // `[` and `[[` look like the start of a bracket pattern but are the test commands.
+  const glob = head.glob && head.value !== "[" && head.value !== "[["
+  if (!head.literal || glob) return unknown(argv, "the command name is only known when the shell runs")
   const command = CommandTables.lookup(head.value)
   if (command === undefined) return unknown(argv, `${head.value} is not a known command`)
   const args = argv.slice(1)

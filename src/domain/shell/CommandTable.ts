@@ -83,6 +83,13 @@ export interface CommandTable {
   readonly writes?: boolean
   /** Directories read recursively without being named when no path operand is given (`grep -r` reads `.`). */
   readonly implicitRead?: (view: View) => boolean
+  /**
+   * The command reads only names and metadata of its operands and implicit reads (`ls`, `stat`, `du`), never their
+   * contents; option values naming files (`FILE`) are still read for their contents.
+   */
+  readonly names?: boolean | ((view: View) => boolean)
+  /** What the command leaves out of the directories it searches recursively (hidden, ignored files). */
+  readonly skips?: (view: View) => import("./CommandEffect.js").Skips
   /** Further checks on the parsed words; returns why the command is not read-only, or undefined. */
   readonly check?: (view: View) => string | undefined
 }

@@ -8,7 +8,19 @@ import type { Template } from "./ShellExpansion.js"
 /** One path segment: a literal name, a pattern for one name, or `**` (any number of segments). */
 export type Segment =
   | { readonly _tag: "Name"; readonly name: string }
-  | { readonly _tag: "Pattern"; readonly source: string; readonly regex: RegExp }
+  | {
+      readonly _tag: "Pattern"
+      readonly source: string
+      readonly regex: RegExp
+      /**
+       * A shell word's pattern that starts with `*` or `?`: as bash globs it (without `dotglob`), it never matches a
+       * name starting with `.`.
+       */
+      readonly skipsDot?: boolean | undefined
+      /** The literal text every matching name starts with, and ends with (`*.pem`: "" and ".pem"). */
+      readonly prefix?: string | undefined
+      readonly suffix?: string | undefined
+    }
   | { readonly _tag: "Any" }
 
 const escapeRegExp = (s: string): string => s.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")
@@ -42,13 +54,41 @@ const globSource = (chars: ReadonlyArray<{ readonly c: string; readonly active: 
   return out
 }
 
-const segment = (chars: ReadonlyArray<{ readonly c: string; readonly active: boolean }>, flags: string): Segment => {
+const segment = (
+  chars: ReadonlyArray<{ readonly c: string; readonly active: boolean }>,
+  flags: string,
+  shellWord = false
+): Segment => {
   const active = chars.some(({ c, active }) => active && (c === "*" || c === "?" || c === "["))
   const name = chars.map((x) => x.c).join("")
   if (!active) return { _tag: "Name", name }
   const source = globSource(chars)
+  // bash matches a leading `.` only literally; an extglob anywhere in the word is left to match anything.
+  const extglob = chars.some((x, i) => x.active && "+@!*?".includes(x.c) && chars[i + 1]?.c === "(")
+  const skipsDot = shellWord && chars[0].active && (chars[0].c === "*" || chars[0].c === "?") && !extglob
+  const special = (x: { readonly c: string; readonly active: boolean }) => x.active && "*?[]+@!()".includes(x.c)
+  const firstSpecial = chars.findIndex(special)
+  const lastSpecial = chars.length - 1 - [...chars].reverse().findIndex(special)
+  const ends = extglob
+    ? {}
+    : {
+        prefix: chars
+          .slice(0, firstSpecial)
+          .map((x) => x.c)
+          .join(""),
+        suffix: chars
+          .slice(lastSpecial + 1)
+          .map((x) => x.c)
+          .join("")
+      }
   try {
-    return { _tag: "Pattern", source, regex: new RegExp(`^${source}$`, flags) }
+    return {
+      _tag: "Pattern",
+      source,
+      regex: new RegExp(`^${source}$`, flags),
+      ...(skipsDot ? { skipsDot } : {}),
+      ...ends
+    }
   } catch {
     return { _tag: "Pattern", source: "[^/]*", regex: /^[^/]*$/ }
   }
@@ -56,13 +96,16 @@ const segment = (chars: ReadonlyArray<{ readonly c: string; readonly active: boo
 
 /**
  * The segments of an absolute word (its pieces plain text after expansion), split at `/`; `.` segments dropped.
- * `..` stays a name: it is applied after symlinks when paths are resolved.
+ * `..` stays a name: it is applied after symlinks when paths are resolved. Unless `dotglob` is set, a segment
+ * starting with `*` or `?` never matches a name starting with `.`, as in bash.
  */
-export const wordSegments = (template: Template, flags = ""): ReadonlyArray<Segment> => {
+export const wordSegments = (template: Template, flags = "", dotglob = false): ReadonlyArray<Segment> => {
   const out: Array<Segment> = []
   let current: Array<{ c: string; active: boolean }> = []
   const flush = () => {
-    if (current.length > 0 && !(current.length === 1 && current[0].c === ".")) out.push(segment(current, flags))
+    if (current.length > 0 && !(current.length === 1 && current[0].c === ".")) {
+      out.push(segment(current, flags, !dotglob))
+    }
     current = []
   }
   for (const piece of template) {
@@ -111,13 +154,25 @@ export const ruleCoverage = (anchor: string, pattern: string, ignoreCase: boolea
 const sameName = (a: string, b: string, ignoreCase: boolean): boolean =>
   ignoreCase ? a.toLowerCase() === b.toLowerCase() : a === b
 
+/** True when every name a rule's segment matches starts with `.` (`.env`, `.env.*`). */
+const onlyDotNames = (rule: Segment): boolean =>
+  rule._tag === "Name" ? rule.name.startsWith(".") : rule._tag === "Pattern" && rule.source.startsWith("\\.")
+
 /** Whether one name could match both segments (two patterns: assumed yes). */
 const compatible = (word: Segment, rule: Segment, ignoreCase: boolean): boolean => {
+  if (word._tag === "Pattern" && word.skipsDot === true && onlyDotNames(rule)) return false
   if (word._tag === "Any" || rule._tag === "Any") return true
   if (word._tag === "Name" && rule._tag === "Name") return sameName(word.name, rule.name, ignoreCase)
   if (word._tag === "Name" && rule._tag === "Pattern") return rule.regex.test(word.name)
   if (word._tag === "Pattern" && rule._tag === "Name") {
     return ignoreCase ? new RegExp(`^${word.source}$`, "i").test(rule.name) : word.regex.test(rule.name)
+  }
+  // Two patterns: a name matching both starts with both literal starts and ends with both literal ends.
+  if (word._tag === "Pattern" && rule._tag === "Pattern") {
+    const fold = (text: string | undefined) => (ignoreCase ? text?.toLowerCase() : text)
+    const [wp, rp, ws, rs] = [fold(word.prefix), fold(rule.prefix), fold(word.suffix), fold(rule.suffix)]
+    if (wp !== undefined && rp !== undefined && !wp.startsWith(rp) && !rp.startsWith(wp)) return false
+    if (ws !== undefined && rs !== undefined && !ws.endsWith(rs) && !rs.endsWith(ws)) return false
   }
   return true
 }

@@ -28,7 +28,9 @@ export const pathListCommands: ReadonlyMap<
  */
 export const pathListOption = (
   name: string,
-  args: ReadonlyArray<{ readonly value: string; readonly literal: boolean }>
+  args: ReadonlyArray<{ readonly value: string; readonly literal: boolean }>,
+  /** True for a long option the command has under that exact name (rg's `--files` is no abbreviation). */
+  exact: (option: string) => boolean = () => false
 ): string | undefined => {
   const entry = pathListCommands.get(name)
   for (const [at, arg] of args.entries()) {
@@ -37,7 +39,9 @@ export const pathListOption = (
     if (value === "--") break
     if (value.startsWith("--") && value.length > 2) {
       const option = value.includes("=") ? value.slice(0, value.indexOf("=")) : value
-      const long = pathListLongOptions.find((o) => o.startsWith(option) && option.length >= 7)
+      const long = exact(option)
+        ? pathListLongOptions.find((o) => o === option)
+        : pathListLongOptions.find((o) => o.startsWith(option) && option.length >= 7)
       if (long !== undefined) return long
     }
     if (entry === undefined) continue

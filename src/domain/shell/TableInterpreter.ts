@@ -124,8 +124,8 @@ export const interpret = (table: CommandTable, args: ReadonlyArray<ArgWord>): Co
   const view = viewOf(args, parsed.items, canonical, (item) => valueIndex(item, indexed, values))
   const reads: Array<PathOperand> = []
   const writes: Array<PathOperand> = []
-  const add = (role: Role, index: number, value: string): void => {
-    const operand = { index: index + 1, value }
+  const add = (role: Role, index: number, value: string, option?: boolean): void => {
+    const operand = option === true ? { index: index + 1, value, option } : { index: index + 1, value }
     if (role === "read" || role === "move") reads.push(operand)
     if (role === "write" || role === "move") writes.push(operand)
   }
@@ -143,14 +143,14 @@ export const interpret = (table: CommandTable, args: ReadonlyArray<ArgWord>): Co
 
   for (const item of parsed.items) {
     if (item._tag === "Unknown") {
-      if (tableReads) add("read", item.index, item.text)
+      if (tableReads) add("read", item.index, item.text, true)
       continue
     }
     if (item._tag !== "Option" || item.value === undefined) continue
     const role = compiled.entries.get(item.name)?.role ?? "text"
     const at = valueIndex(item, indexed, values)
-    if (role !== "text") add(role, at, item.value)
-    else if (inert && tableReads && isOpaque(args[at])) add("read", at, item.value)
+    if (role !== "text") add(role, at, item.value, true)
+    else if (inert && tableReads && isOpaque(args[at])) add("read", at, item.value, true)
   }
 
   const operands = view.operands
@@ -166,10 +166,13 @@ export const interpret = (table: CommandTable, args: ReadonlyArray<ArgWord>): Co
     const { value, index } = operands[n]
     let role: Role | "none" = n < leading.length ? leading[n] : rule.rest
     if (destination !== undefined && n === operands.length - 1) role = destination.role
-    if (inert && isOpaque(args[index])) role = tableReads ? "read" : "text"
+    // A variable may become an option naming a file whose contents are read (a glob yields existing names: the
+    // resolver looks at them).
+    const opaque = inert && isOpaque(args[index])
+    if (opaque) role = tableReads ? "read" : "text"
     if (role === "none") return notKnown(`unexpected operand ${value}`)
     if (role === "read" && value === "-") continue
-    if (role !== "text") add(role, index, value)
+    if (role !== "text") add(role, index, value, opaque && !args[index].literal)
   }
 
   const implicitReads = table.implicitRead?.(view) === true ? ["."] : undefined
@@ -185,13 +188,17 @@ export const interpret = (table: CommandTable, args: ReadonlyArray<ArgWord>): Co
       : writes.length > 0
         ? `writes ${writes.map((operand) => operand.value).join(", ")}`
         : problem
+  const names = typeof table.names === "function" ? table.names(view) : table.names === true
+  const skips = table.skips?.(view)
   return {
     known: true,
     readOnly: reason === undefined,
     reason,
     reads,
     writes,
-    ...(implicitReads === undefined ? {} : { implicitReads })
+    ...(implicitReads === undefined ? {} : { implicitReads }),
+    ...(names ? { names } : {}),
+    ...(skips === undefined ? {} : { skips })
   }
 }
 

@@ -13,8 +13,10 @@ import type { TraceStep } from "../../domain/Permission.js"
 import * as PermissionRule from "../../domain/PermissionRule.js"
 import { mayOverlap, pathSegments, ruleCoverage, type Segment } from "../../domain/shell/PathGlob.js"
 import * as ShellPaths from "../shell/ShellPaths.js"
+import * as GitStored from "./GitStored.js"
 import { type PreparedPath, type PreparedRule, pass, type Stage, where } from "./Prepared.js"
 import { realpathLoose } from "./PreparePaths.js"
+import * as TreeReach from "./TreeReach.js"
 
 /** A Read or Edit rule that applies to Bash paths, with its anchor resolved. */
 interface PathRule extends PreparedRule {
@@ -27,9 +29,22 @@ interface PathRule extends PreparedRule {
   readonly lowerAnchor: string
 }
 
+/**
+ * A path as the stage checks it: for a read by a git command that prints only what git stores, the paths git
+ * stores for its repository (undefined when git could not tell: everything under the path counts).
+ */
+export interface CheckedPath extends ShellPaths.BashPath {
+  readonly stored?: ReadonlyArray<string> | undefined
+  /**
+   * For a directory read with its contents: the paths under it that a Read rule covers and the command reaches
+   * (see TreeReach); undefined when unknown (everything under it counts).
+   */
+  readonly present?: ReadonlyArray<string> | undefined
+}
+
 /** What the Bash path stage needs, prepared once per call. */
 export interface BashPathCheck {
-  readonly paths: ReadonlyArray<ShellPaths.BashPath>
+  readonly paths: ReadonlyArray<CheckedPath>
   readonly unresolved: ReadonlyArray<ShellPaths.UnresolvedPath>
   readonly rules: ReadonlyArray<PathRule>
 }
@@ -73,7 +88,28 @@ export const prepareBash = (options: {
       rules.push({ rule, anchor: resolved, pattern, access, coverage, lowerAnchor: resolved.toLowerCase() })
     }
     const paths = resolved.paths.map((p) => ({ given: p.given, forms: p.forms }))
-    return { paths, check: { paths: resolved.paths, unresolved: resolved.unresolved, rules } }
+    // git is asked what it stores only when a Read rule could apply to what a git command prints.
+    const storedByDir = new Map<string, ReadonlyArray<string> | undefined>()
+    const readRules = rules.filter((r) => r.access === "read")
+    // A tree is walked only when nothing in the line writes first (a write may create what the walk would miss).
+    const writes =
+      resolved.paths.some((p) => p.access === "write") || resolved.unresolved.some((u) => u.access === "write")
+    const budget: TreeReach.Budget = { left: TreeReach.maxEntries }
+    const covered = (path: string) => readRules.some((rule) => covers(rule, path))
+    const checked =
+      readRules.length > 0
+        ? resolved.paths.map((p): CheckedPath => {
+            if (p.access !== "read") return p
+            if (p.tracked === true) {
+              const dir = GitStored.nearestDirectory(p.forms[0] ?? p.given)
+              if (!storedByDir.has(dir)) storedByDir.set(dir, GitStored.storedPaths(dir))
+              return { ...p, stored: storedByDir.get(dir) }
+            }
+            if (!p.recursive || writes || p.forms.length !== 1) return p
+            return { ...p, present: TreeReach.reachable(p.forms[0], p.skips, covered, budget) }
+          })
+        : resolved.paths
+    return { paths, check: { paths: checked, unresolved: resolved.unresolved, rules } }
   })
 
 /** True when the lower-cased path is above or below the rule's anchor (else no check can match). */
@@ -82,8 +118,29 @@ const related = (rule: PathRule, form: string): boolean => {
   return lower.startsWith(rule.lowerAnchor) || rule.lowerAnchor.startsWith(lower)
 }
 
+/** True when the rule covers an existing path (whatever its case). */
+const covers = (rule: PathRule, path: string): boolean =>
+  related(rule, path) &&
+  (PermissionRule.matchesPath(rule.anchor, rule.pattern, path, rule.rule.behavior) ||
+    mayOverlap(pathSegments(path), rule.coverage, { ignoreCase: true, below: false }))
+
+/** True when a path git stores lies in what the rule covers. */
+const storesRulePath = (rule: PathRule, stored: ReadonlyArray<string>): boolean =>
+  stored.some((path) => covers(rule, path))
+
 /** Why a rule applies to a path (a match, a glob that could match, a directory read that holds a match). */
-const hit = (rule: PathRule, path: ShellPaths.BashPath): "match" | "glob" | "inside" | undefined => {
+const hit = (rule: PathRule, path: CheckedPath): "match" | "glob" | "inside" | "stored" | undefined => {
+  if (path.tracked === true && path.access === "read" && path.stored !== undefined) {
+    // git prints only what it stores: nothing of the rule when it stores none of its paths, whatever the pathspec
+    // says; else the path as named, or (pathspecs with git's magic, revisions) what the repository holds. When git
+    // cannot tell (not a repository, too slow), the paths are checked as named.
+    if (!storesRulePath(rule, path.stored)) return undefined
+    return pathHit(rule, path) ?? "stored"
+  }
+  return pathHit(rule, path)
+}
+
+const pathHit = (rule: PathRule, path: CheckedPath): "match" | "glob" | "inside" | undefined => {
   const behavior = rule.rule.behavior
   if (path.glob !== undefined && mayOverlap(path.glob, rule.coverage, { ignoreCase: true, below: path.recursive })) {
     return "glob"
@@ -95,12 +152,14 @@ const hit = (rule: PathRule, path: ShellPaths.BashPath): "match" | "glob" | "ins
   const segments = forms.map(pathSegments)
   if (segments.some((s) => mayOverlap(s, rule.coverage, { ignoreCase: true, below: false }))) return "match"
   if (path.recursive && segments.some((s) => mayOverlap(s, rule.coverage, { ignoreCase: true, below: true }))) {
+    // Walked: only a protected path the command really reaches counts.
+    if (path.present !== undefined && !path.present.some((p) => covers(rule, p))) return undefined
     return "inside"
   }
   return undefined
 }
 
-const verb = (access: "read" | "write") => (access === "read" ? "reading" : "writing")
+const verb = (access: ShellPaths.Access) => (access === "read" ? "reading" : access === "names" ? "listing" : "writing")
 
 /** Step 3b': Bash paths against Read (reads) and Edit/Write (writes) deny and ask rules. */
 export const bashPathRules: Stage = (call) => {
@@ -113,13 +172,15 @@ export const bashPathRules: Stage = (call) => {
       if (path.access !== rule.access) continue
       const found = hit(rule, path)
       if (found === undefined) continue
-      const denied = rule.rule.behavior === "deny" && found !== "inside"
+      const denied = rule.rule.behavior === "deny" && found !== "inside" && found !== "stored"
       const how =
         found === "match"
           ? `${verb(path.access)} ${path.given}`
           : found === "glob"
             ? `a glob that can match a path of the rule (${path.given})`
-            : `reading the contents of ${path.given}, which holds paths of the rule`
+            : found === "stored"
+              ? `git printing what it stores under ${path.given}, where the repository holds paths of the rule`
+              : `reading the contents of ${path.given}, which holds paths of the rule`
       const step: TraceStep = {
         step: "bashPaths",
         outcome: denied ? "deny" : "ask",

@@ -82,3 +82,17 @@ export const ruleMatchesPath = (pr: PreparedRule, path: PreparedPath, every: boo
 /** The first rule that names the whole tool (no specifier). */
 export const wholeTool = (rules: ReadonlyArray<PreparedRule>, tool: Tool.Any) =>
   rules.find((pr) => pr.rule.content === undefined && PermissionRule.namesTool(pr.rule.tool, tool))
+
+/**
+ * A deny or ask rule for a whole tool, where a tool-wide `Edit` rule also names every tool that edits files
+ * (Write, MultiEdit, NotebookEdit) and a tool-wide `Read` rule every tool that reads their contents (Grep): denying
+ * `Edit` must not leave `Write` open.
+ */
+export const wholeToolRestriction = (rules: ReadonlyArray<PreparedRule>, tool: Tool.Any) =>
+  wholeTool(rules, tool) ??
+  rules.find(
+    (pr) =>
+      pr.rule.content === undefined &&
+      ((pr.rule.tool === "Edit" && PermissionRule.editTools.has(tool.name)) ||
+        (pr.rule.tool === "Read" && tool.name === "Grep"))
+  )

@@ -3,7 +3,15 @@
  * matched decides), and the tool's own permission check.
  */
 import * as PermissionRule from "../../domain/PermissionRule.js"
-import { type Prepared, type PreparedRule, pass, ruleMatchesPath, type Stage, where, wholeTool } from "./Prepared.js"
+import {
+  type Prepared,
+  type PreparedRule,
+  pass,
+  ruleMatchesPath,
+  type Stage,
+  where,
+  wholeToolRestriction
+} from "./Prepared.js"
 
 /** The parts of a call a content rule matched (for deny and ask: any part; a Bash command or a path). */
 const contentHit = (pr: PreparedRule, call: Prepared): string | undefined => {
@@ -37,7 +45,7 @@ const contentHit = (pr: PreparedRule, call: Prepared): string | undefined => {
 
 /** Step 1: a deny rule for the whole tool. */
 export const wholeToolDeny: Stage = (call) => {
-  const hit = wholeTool(call.deny, call.tool)
+  const hit = wholeToolRestriction(call.deny, call.tool)
   return hit === undefined
     ? pass("wholeToolDeny", "no deny rule for the whole tool")
     : {
@@ -51,7 +59,7 @@ export const wholeToolDeny: Stage = (call) => {
 
 /** Step 2: an ask rule for the whole tool. */
 export const wholeToolAsk: Stage = (call) => {
-  const hit = wholeTool(call.ask, call.tool)
+  const hit = wholeToolRestriction(call.ask, call.tool)
   return hit === undefined
     ? pass("wholeToolAsk", "no ask rule for the whole tool")
     : {

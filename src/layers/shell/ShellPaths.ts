@@ -9,6 +9,8 @@ import * as Path from "node:path"
 import { FileSystem } from "@effect/platform"
 import { Effect } from "effect"
 import * as CommandEffect from "../../domain/shell/CommandEffect.js"
+import { compile } from "../../domain/shell/CommandTable.js"
+import * as CommandTables from "../../domain/shell/CommandTables.js"
 import * as LinkFollowing from "../../domain/shell/LinkFollowing.js"
 import { pathSegments, type Segment, wordSegments } from "../../domain/shell/PathGlob.js"
 import * as PathLists from "../../domain/shell/PathLists.js"
@@ -16,11 +18,21 @@ import * as Expansion from "../../domain/shell/ShellExpansion.js"
 import type { PathStep } from "../../services/ShellAnalyzer.js"
 import * as PathResolver from "./PathResolver.js"
 
+/**
+ * What a command does to a path: reads its contents, reads only its name and metadata (`ls`, `stat`, `test -f`,
+ * `git status`), or writes it.
+ */
+export type Access = "read" | "names" | "write"
+
 /** One path a command line reads or writes. */
 export interface BashPath {
   /** The path as the command names it (after expansion, before resolving symlinks). */
   readonly given: string
-  readonly access: "read" | "write"
+  readonly access: Access
+  /** Read by a git command that prints only what git stores (tracked files and history) under it. */
+  readonly tracked?: boolean | undefined
+  /** What the searcher reading this tree leaves out (hidden, gitignored files). */
+  readonly skips?: CommandEffect.Skips | undefined
   /** Its resolved forms: as the OS follows it (symlink, then `..`) and with `..` applied first. */
   readonly forms: ReadonlyArray<string>
   /** A directory read with its contents (`grep -r`, `cp -r`, unknown commands): what lies under it is read too. */
@@ -32,7 +44,7 @@ export interface BashPath {
 /** A path that cannot be known without running the line. */
 export interface UnresolvedPath {
   readonly given: string
-  readonly access: "read" | "write"
+  readonly access: Access
   readonly reason: string
 }
 
@@ -96,10 +108,22 @@ export const resolve = (
     const env = (cwd: Directory): Expansion.Environment => ({ home: options.home, cwd, user: options.user })
 
     /** Expanded absolute words waiting for the file system (globs, symlinks), in order. */
-    const pending: Array<readonly [Expansion.Template, "read" | "write", boolean, Follows | undefined]> = []
+    const pending: Array<
+      readonly [
+        Expansion.Template,
+        Access,
+        boolean,
+        Follows | undefined,
+        boolean,
+        boolean,
+        CommandEffect.Skips | undefined
+      ]
+    > = []
+    /** Set once the line may have turned on `dotglob` (`shopt -s dotglob`, `GLOBIGNORE=…`): globs then match dot names. */
+    let dotglob = false
 
     /** Adds the path(s) one template names, relative to each directory it may be in. */
-    const addTemplate: AddTemplate = (template, dirs, access, recursive, follows) => {
+    const addTemplate: AddTemplate = (template, dirs, access, recursive, follows, tracked = false, skips) => {
       const words = Expansion.expandBraces(template)
       if (words === undefined) {
         out.unresolved.push({ given: Expansion.display(template), access, reason: "too many brace expansions" })
@@ -120,20 +144,22 @@ export const resolve = (
           const absolute: Expansion.Template = text.startsWith("/")
             ? expanded.template
             : [{ _tag: "Text", text: `${dir}/`, quoted: true }, ...expanded.template]
-          pending.push([absolute, access, recursive, follows])
+          pending.push([absolute, access, recursive, follows, tracked, dotglob, skips])
         }
       }
     }
 
     const addPath = (
       raw: string,
-      access: "read" | "write",
+      access: Access,
       recursive: boolean,
       glob?: ReadonlyArray<Segment>,
-      follows?: Follows
+      follows?: Follows,
+      tracked = false,
+      skips?: CommandEffect.Skips
     ) =>
       Effect.gen(function* () {
-        const key = `${access}${recursive ? "+" : ""}${follows === undefined ? "" : `>${follows.access}`}\0${raw}`
+        const key = `${access}${recursive ? "+" : ""}${tracked ? "t" : ""}${follows === undefined ? "" : `>${follows.access}`}\0${raw}`
         if (glob === undefined && seen.has(key)) return
         seen.add(key)
         const normalized = Path.resolve(raw)
@@ -143,7 +169,15 @@ export const resolve = (
           out.unresolved.push({ given: raw, access, reason: "a /proc/<pid> path depends on the process that opens it" })
           return
         }
-        out.paths.push({ given: raw, access, forms: [...forms], recursive, glob })
+        out.paths.push({
+          given: raw,
+          access,
+          forms: [...forms],
+          recursive,
+          glob,
+          ...(tracked ? { tracked } : {}),
+          ...(skips === undefined ? {} : { skips })
+        })
         // A tree walked through its links: what lies under it may be anywhere. Only a path known to be a regular
         // file is exempt (one that does not exist yet may be a directory by the time the command runs).
         if (follows !== undefined) {
@@ -160,29 +194,37 @@ export const resolve = (
 
     const addExpanded = (
       absolute: Expansion.Template,
-      access: "read" | "write",
+      access: Access,
       recursive: boolean,
-      follows: Follows | undefined
+      follows: Follows | undefined,
+      tracked: boolean,
+      dots: boolean,
+      skips: CommandEffect.Skips | undefined
     ) =>
       Effect.gen(function* () {
         const raw = Expansion.display(absolute)
-        if (!Expansion.hasGlob(absolute)) return yield* addPath(raw, access, recursive, undefined, follows)
-        const segments = lexical(wordSegments(absolute))
-        const matches = yield* expandGlob(segments)
+        if (!Expansion.hasGlob(absolute)) {
+          return yield* addPath(raw, access, recursive, undefined, follows, tracked, skips)
+        }
+        const segments = lexical(wordSegments(absolute, "", dots))
+        const matches = yield* expandGlob(segments, dots)
         if (matches === undefined) {
           out.unresolved.push({ given: raw, access, reason: "the glob matches too many paths" })
           return
         }
         // No match: bash passes the word as written.
         const found = matches.length === 0 ? [raw] : matches
+        // A name starting with `-` becomes an option of the command, which may read a file's contents.
+        const as: Access =
+          access === "names" && found.some((match) => Path.basename(match).startsWith("-")) ? "read" : access
         // The rules' anchors have their symlinks resolved: so has the literal start of the glob.
         const literal = segments.findIndex((s) => s._tag !== "Name")
         const prefix = segments.slice(0, literal).map((s) => (s._tag === "Name" ? s.name : ""))
         const glob = [...pathSegments(yield* resolver.resolve(`/${prefix.join("/")}`)), ...segments.slice(literal)]
-        for (const match of found) yield* addPath(match, access, recursive, glob, follows)
+        for (const match of found) yield* addPath(match, as, recursive, glob, follows, tracked, skips)
       })
 
-    const expandGlob = (segments: ReadonlyArray<Segment>) =>
+    const expandGlob = (segments: ReadonlyArray<Segment>, dots: boolean) =>
       Effect.gen(function* () {
         let frontier = ["/"]
         for (const segment of segments) {
@@ -194,7 +236,13 @@ export const resolve = (
           for (const dir of frontier) {
             const names = yield* resolver.list(yield* resolver.resolve(dir))
             for (const name of names ?? []) {
-              if (name.startsWith(".") && !segment.source.startsWith("\\.")) continue
+              if (
+                name.startsWith(".") &&
+                !segment.source.startsWith("\\.") &&
+                !(dots && name !== "." && name !== "..")
+              ) {
+                continue
+              }
               if (segment.regex.test(name)) next.push(join(dir, name))
             }
             if (next.length > maxGlobMatches) return undefined
@@ -212,13 +260,14 @@ export const resolve = (
         if (step.operator === "<>") addTemplate(step.target, dirs, "write", false)
         continue
       }
+      if (step.words.some((word) => /dotglob|GLOBIGNORE/.test(Expansion.display(word)))) dotglob = true
       const commandDirs = commandDirectories(step, dirs)
       addCommand(step.words, commandDirs, addTemplate, env(commandDirs[0]))
       const head = Expansion.plainText(step.words[0] ?? [])
       if (head === "cd" || head === "pushd") dirs = changeDirectory(step.words.slice(1), commandDirs, dirs)
     }
-    for (const [absolute, access, recursive, follows] of pending) {
-      yield* addExpanded(absolute, access, recursive, follows)
+    for (const [absolute, access, recursive, follows, tracked, dots, skips] of pending) {
+      yield* addExpanded(absolute, access, recursive, follows, tracked, dots, skips)
     }
     return out
 
@@ -275,9 +324,11 @@ interface Follows {
 type AddTemplate = (
   template: Expansion.Template,
   dirs: ReadonlyArray<Directory>,
-  access: "read" | "write",
+  access: Access,
   recursive: boolean,
-  follows?: Follows
+  follows?: Follows,
+  tracked?: boolean,
+  skips?: CommandEffect.Skips
 ) => void
 
 /** The words of one command after brace expansion, as the command tables see them. */
@@ -330,29 +381,46 @@ const addCommand = (
     words.slice(1).map((w) => w.arg)
   )
   const follows: Follows | undefined = through === undefined ? undefined : { command: name, access: through }
-  const operand = (o: CommandEffect.PathOperand, access: "read" | "write", recursiveRead: boolean, via?: Follows) => {
+  // Operands and implicit reads of a command that reads only names, or only what git stores; an option's value
+  // naming a file is read for its contents.
+  const readAccess = (o?: CommandEffect.PathOperand): Access =>
+    effect.known && effect.names === true && o?.option !== true ? "names" : "read"
+  const tracked = (o?: CommandEffect.PathOperand): boolean =>
+    effect.known && effect.tracked === true && o?.option !== true
+  const operand = (o: CommandEffect.PathOperand, access: Access, recursiveRead: boolean, via?: Follows) => {
     const word = words[o.index]
     if (word === undefined) return
     const prefix = word.arg.value.slice(0, word.arg.value.length - o.value.length)
     const template = Expansion.dropPrefix(word.template, prefix) ?? [{ _tag: "Opaque", text: word.arg.value }]
-    add(template, dirs, access, recursiveRead, via)
+    add(template, dirs, access, recursiveRead, via, access === "read" && tracked(o), effect.skips)
   }
   // The trees a link-following command walks are its sources (reads); `chown -RL` changes what its operands hold.
   const walked = (access: "read" | "write") => (follows?.access === "write" || access === "read" ? follows : undefined)
   // Paths named in a file or the input (`--files0-from=F`, `tar -T F`): known only when the command runs.
+  const table = CommandTables.lookup(name)
+  const longOptions = table !== undefined && "options" in table ? compile(table).parser.long : {}
   const list = PathLists.pathListOption(
     name,
-    words.slice(1).map((w) => w.arg)
+    words.slice(1).map((w) => w.arg),
+    (option) => Object.hasOwn(longOptions ?? {}, option.slice(2))
   )
   if (list !== undefined) {
     const listed: Expansion.Template = [{ _tag: "Opaque", text: `the files ${name} ${list} names` }]
     add(listed, dirs, "read", true)
     if (!effect.readOnly) add(listed, dirs, "write", false)
   }
-  for (const o of effect.reads) operand(o, "read", recursive, walked("read"))
+  for (const o of effect.reads) operand(o, readAccess(o), recursive, walked("read"))
   for (const o of effect.writes) operand(o, "write", false, follows?.access === "write" ? follows : undefined)
   for (const implicit of effect.implicitReads ?? [])
-    add([{ _tag: "Text", text: implicit, quoted: true }], dirs, "read", true, walked("read"))
+    add(
+      [{ _tag: "Text", text: implicit, quoted: true }],
+      dirs,
+      readAccess(),
+      true,
+      walked("read"),
+      tracked(),
+      effect.skips
+    )
   if (!effect.known) addOptionValues(words, dirs, add)
 }
 

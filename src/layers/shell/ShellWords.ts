@@ -153,6 +153,7 @@ const piecesOf = (node: Node): ReadonlyArray<Piece> => {
     case "number":
     case "extglob_pattern":
     case "brace_expression":
+    case "test_operator":
       return barePieces(node.text)
     case "raw_string":
       return [{ _tag: "Text", text: node.text.slice(1, -1), quoted: true }]

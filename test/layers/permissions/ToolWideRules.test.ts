@@ -21,6 +21,28 @@ const file = (file_path: string) => ({ file_path })
 
 const rows: ReadonlyArray<readonly [string, ReadonlyArray<Row>]> = [
   [
+    "a tool-wide Edit deny or ask also stops Write (issue 28)",
+    [
+      {
+        tool: "Write",
+        deny: ["Edit"],
+        allow: ["Write"],
+        input: file(`${proj}/src/new.ts`),
+        expect: "deny",
+        rule: "Edit"
+      },
+      {
+        tool: "Write",
+        ask: ["Edit"],
+        mode: "acceptEdits",
+        input: file(`${proj}/src/new.ts`),
+        expect: "ask",
+        rule: "Edit"
+      },
+      { tool: "Edit", deny: ["Write"], input: file(`${proj}/src/a.ts`), expect: "ask" }
+    ]
+  ],
+  [
     "allow Bash covers every command",
     [
       "echo done > marker",

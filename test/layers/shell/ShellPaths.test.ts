@@ -46,7 +46,7 @@ const cases: ReadonlyArray<readonly [string, ReadonlyArray<string>, number?]> = 
   ["env --chdir=/etc cat passwd", ["read:/etc", "read:/etc/passwd"]],
   ["cd && cat .bashrc", ["read:/project/.bashrc", "read:/home/.bashrc"]],
   ["cd $X && cat .bashrc", ["read:/project/.bashrc"], 2],
-  ["cd /etc; cat passwd", ["read:/etc", "read:/project/passwd", "read:/etc/passwd"]],
+  ["cd /etc; cat passwd", ["names:/etc", "read:/project/passwd", "read:/etc/passwd"]],
   ["cp README.md --target-directory=/elsewhere", ["write:/elsewhere", "read:/project/README.md"]],
   ["cp -t.git/hooks x", ["write:/project/.git/hooks", "read:/project/x"]],
   ["touch dangling_link", ["write:/elsewhere/new-file"]],
@@ -55,7 +55,7 @@ const cases: ReadonlyArray<readonly [string, ReadonlyArray<string>, number?]> = 
   // bash makes this `cp -r . /elsewhere x`: /elsewhere is a source
   ["cp -r . {/elsewhere,x}", ["read:/project+", "read:/elsewhere+", "write:/project/x"]],
   ["echo hi > link_out/f", ["write:/elsewhere/f"]],
-  ["ls x{1..3}", ["read:/project/x1", "read:/project/x2", "read:/project/x3"]],
+  ["ls x{1..3}", ["names:/project/x1", "names:/project/x2", "names:/project/x3"]],
   ["cat 'se*'/key.pem", ["read:/project/se*/key.pem"]],
   ["cat link_out/../README.md", ["read:/README.md|/project/README.md"]]
 ]

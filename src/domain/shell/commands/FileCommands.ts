@@ -13,6 +13,7 @@ const recursiveWithoutOperand =
     view.operands.length === 0 && (recursive.length === 0 || recursive.some(view.has))
 
 export const ls: CommandTable = {
+  names: true,
   options: [
     "-a, --all",
     "-A, --almost-all",
@@ -155,6 +156,7 @@ export const wc: CommandTable = {
 }
 
 export const stat: CommandTable = {
+  names: true,
   options: [
     "-L, --dereference",
     "-f, --file-system",
@@ -209,6 +211,7 @@ export const file: CommandTable = {
 }
 
 export const du: CommandTable = {
+  names: true,
   refused: ["--files0-from=FILE"],
   options: [
     "-0, --null",
@@ -244,6 +247,7 @@ export const du: CommandTable = {
 }
 
 export const df: CommandTable = {
+  names: true,
   options: [
     "-a, --all",
     "-B, --block-size=SIZE",
@@ -269,6 +273,7 @@ export const df: CommandTable = {
 
 /** `tree` without `-o` (writes its output to a file) and `-R` (writes an index file into every directory). */
 export const tree: CommandTable = {
+  names: true,
   refused: ["-o OUT", "-R", "--fromfile", "--fromtabfile", "--hintro=FILE", "--houtro=FILE"],
   options: [
     "-a",
@@ -342,6 +347,7 @@ export const dirname: CommandTable = {
 }
 
 export const realpath: CommandTable = {
+  names: true,
   options: [
     "-e, --canonicalize-existing",
     "-m, --canonicalize-missing",
@@ -359,6 +365,7 @@ export const realpath: CommandTable = {
 }
 
 export const readlink: CommandTable = {
+  names: true,
   options: [
     "-f, --canonicalize",
     "-e, --canonicalize-existing",
@@ -379,6 +386,7 @@ export const pwd: CommandTable = { options: ["-L", "-P"], operands: { rest: "non
 
 /** The shell's `cd`: the operand is a directory (read); `-` is the previous directory. */
 export const cd: CommandTable = {
+  names: true,
   options: ["-L", "-P", "-e", "-@"],
   operands: { leading: ["read"], rest: "none" },
   stopAtOperand: true,
@@ -387,6 +395,7 @@ export const cd: CommandTable = {
 
 /** The shell's `pushd`: a directory, or `+N`/`-N` to rotate the stack. */
 export const pushd: CommandTable = {
+  names: true,
   options: ["-n"],
   operands: { leading: ["read"], rest: "none" },
   numeric: true,

@@ -144,6 +144,14 @@ export const find: CustomCommand = {
       if (role === "read") reads.push({ index: at + 2, value: value.value })
       at++
     }
-    return { known: true, readOnly: true, reads, writes: [], ...(starts === 0 ? { implicitReads: ["."] } : {}) }
+    // Every primary of the table tests names and metadata: find reads no file's contents.
+    return {
+      known: true,
+      readOnly: true,
+      reads,
+      writes: [],
+      names: true,
+      ...(starts === 0 ? { implicitReads: ["."] } : {})
+    }
   }
 }

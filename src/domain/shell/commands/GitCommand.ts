@@ -54,6 +54,21 @@ const globalTable: CommandTable = {
   stopAtOperand: true
 }
 
+/** The subcommands that print file contents only from what git stores: the index, the work tree's tracked files and
+ * committed objects. */
+const storedContent = new Set([
+  "diff",
+  "show",
+  "log",
+  "whatchanged",
+  "reflog",
+  "stash",
+  "diff-tree",
+  "blame",
+  "grep",
+  "cat-file"
+])
+
 /** Interprets a subcommand's words with its table, or with the listing rules of `branch`, `tag`, `remote` … */
 const interpretSubcommand = (name: string, args: ReadonlyArray<ArgWord>) => {
   const table = subcommands[name]
@@ -85,16 +100,22 @@ export const git: CustomCommand = {
     // `REV:PATH` reads PATH as stored in the repository (relative to its top, or to here with `./`).
     const paths = effect.reads.map((read) => {
       const stored = /^[^:/]*:(.+)$/.exec(read.value)
-      return stored === null ? read : { index: read.index, value: stored[1] }
+      return stored === null ? read : { ...read, value: stored[1] }
     })
+    // A content command prints only what git stores (tracked files, history), unless told to read files beside
+    // the repository (`--no-index`, `--untracked`; any abbreviation of them counts).
+    const beside = args.some((word) => !word.literal || /^--(?:no-i|unt|rec)/.test(word.value))
+    const tracked = effect.known && effect.names !== true && !beside && storedContent.has(word.value)
     // With `-C DIR` the repository may reach above DIR (its history holds every file): "." is read as well.
     const implicitReads = effect.implicitReads?.flatMap((path) =>
       directory === undefined ? [path] : [directory, path]
     )
     return {
       ...effect,
-      reads: [...global.reads, ...paths],
-      ...(implicitReads === undefined ? {} : { implicitReads })
+      // `-C DIR` only moves git there: a path of the command, not an option's file.
+      reads: [...global.reads.map((read) => ({ index: read.index, value: read.value })), ...paths],
+      ...(implicitReads === undefined ? {} : { implicitReads }),
+      ...(tracked ? { tracked } : {})
     }
   }
 }

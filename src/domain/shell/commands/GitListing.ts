@@ -64,6 +64,7 @@ export const branch: CommandTable = {
     ...helpOptions
   ],
   operands: { rest: "text" },
+  names: true,
   check: listingWith(["-l", ...listingFilters], "branch")
 }
 
@@ -85,12 +86,17 @@ export const tag: CommandTable = {
   ],
   options: ["-l, --list", "-n[N]", ...filters, ...helpOptions],
   operands: { rest: "text" },
+  names: true,
   check: listingWith(["-l", ...listingFilters], "tag")
 }
 
-const remote: CommandTable = { options: ["-v, --verbose", ...helpOptions], operands: { rest: "none" } }
+const remote: CommandTable = { names: true, options: ["-v, --verbose", ...helpOptions], operands: { rest: "none" } }
 
-const remoteGetUrl: CommandTable = { options: ["--push", "--all"], operands: { leading: ["text"], rest: "none" } }
+const remoteGetUrl: CommandTable = {
+  names: true,
+  options: ["--push", "--all"],
+  operands: { leading: ["text"], rest: "none" }
+}
 
 const readingActions = ["--get", "--get-all", "--get-regexp", "--get-urlmatch", "-l", "--get-color", "--get-colorbool"]
 
@@ -146,11 +152,14 @@ const log: CommandTable = {
   options: [...diffOptions, ...revisionOptions, ...helpOptions],
   refused: refusedDiffOptions,
   operands: { rest: "text" },
+  numeric: true,
   // `git stash show -p`, `git reflog -p` print committed content: an implicit read of the repository's history.
-  implicitRead: printsContent
+  implicitRead: printsContent,
+  names: (view) => !printsContent(view)
 }
 
 const worktreeList: CommandTable = {
+  names: true,
   options: ["--porcelain", "-v, --verbose", "--expire=TEXT", "-z", ...helpOptions],
   operands: { rest: "none" }
 }

@@ -39,13 +39,34 @@ const historyWith =
   (view: View): boolean =>
     wholeRepository(view) || (prints(view) && !(onlyPathspecs(view) && !view.has("--full-diff")))
 
+/** Options after which a diff prints only names and statistics (unless a content option is given too). */
+const namesOptions = [
+  "--stat",
+  "--numstat",
+  "--shortstat",
+  "--name-only",
+  "--name-status",
+  "--raw",
+  "--summary",
+  "--compact-summary",
+  "--dirstat",
+  "--dirstat-by-file",
+  "-s"
+]
+
+/** True when a diff prints only the names and statistics of the files it compares. */
+export const namesOnlyDiff = (view: View): boolean =>
+  namesOptions.some((name) => view.has(name)) && !printsContent(view)
+
 const log: CommandTable = {
   options: [...diffOptions, ...revisionOptions, ...helpOptions],
   refused: refusedDiffOptions,
   operands: revisionsAndPaths,
   numeric: true,
   check: signatureFormat,
-  implicitRead: historyWith(printsContent)
+  implicitRead: historyWith(printsContent),
+  // Without a patch, a log prints commit metadata, messages and file names: no file's contents.
+  names: (view) => !printsContent(view)
 }
 
 export const subcommands: Readonly<Record<string, CommandTable>> = {
@@ -71,13 +92,19 @@ export const subcommands: Readonly<Record<string, CommandTable>> = {
       ...helpOptions
     ],
     operands: { rest: "read" },
-    implicitRead: wholeRepository
+    implicitRead: wholeRepository,
+    names: true
   },
   log,
   // `git show` prints a blob, a tree or a commit's patch whatever its options: it always reads the history.
-  show: { ...log, implicitRead: () => true },
+  show: {
+    ...log,
+    implicitRead: () => true,
+    names: (view) => namesOnlyDiff(view) && view.operands.every((operand) => !operand.value.includes(":"))
+  },
   whatchanged: log,
   "rev-list": {
+    names: true,
     ...log,
     options: [
       ...log.options,
@@ -95,6 +122,7 @@ export const subcommands: Readonly<Record<string, CommandTable>> = {
     ]
   },
   shortlog: {
+    names: true,
     refused: ["--show-signature"],
     options: [
       "-n, --numbered",
@@ -126,13 +154,15 @@ export const subcommands: Readonly<Record<string, CommandTable>> = {
     ],
     operands: revisionsAndPaths,
     // Any operand may be a revision (`git diff HEAD~1`) unless `--no-index` or `--` says they are paths.
-    implicitRead: (view) => !view.has("--no-index") && (wholeRepository(view) || !onlyPathspecs(view))
+    implicitRead: (view) => !view.has("--no-index") && (wholeRepository(view) || !onlyPathspecs(view)),
+    names: (view) => namesOnlyDiff(view) && !view.has("--no-index")
   },
   "diff-tree": {
     refused: refusedDiffOptions,
     options: [...diffOptions, "-r", "-t", "--root", "--stdin", "-m", "-c", "--cc", ...helpOptions],
     operands: revisionsAndPaths,
-    implicitRead: (view) => printsContent(view)
+    implicitRead: (view) => printsContent(view),
+    names: (view) => !printsContent(view)
   },
   blame: {
     refused: ["--textconv"],
@@ -178,6 +208,7 @@ export const subcommands: Readonly<Record<string, CommandTable>> = {
       view.operands.length !== 1 || ["--contents", "--reverse", "-C", "-M", "-S"].some((name) => view.has(name))
   },
   "ls-files": {
+    names: true,
     options: [
       "-c, --cached",
       "-d, --deleted",
@@ -212,6 +243,7 @@ export const subcommands: Readonly<Record<string, CommandTable>> = {
     operands: { rest: "read" }
   },
   "ls-tree": {
+    names: true,
     options: [
       "-d",
       "-r",
@@ -294,6 +326,7 @@ export const subcommands: Readonly<Record<string, CommandTable>> = {
     }
   },
   describe: {
+    names: true,
     options: [
       "--all",
       "--tags",
@@ -314,6 +347,7 @@ export const subcommands: Readonly<Record<string, CommandTable>> = {
     operands: { rest: "text" }
   },
   "rev-parse": {
+    names: true,
     options: [
       "--abbrev-ref[=WORD]",
       "--short[=N]",
@@ -364,6 +398,7 @@ export const subcommands: Readonly<Record<string, CommandTable>> = {
     operands: { rest: "text" }
   },
   "merge-base": {
+    names: true,
     options: ["-a, --all", "--octopus", "--independent", "--is-ancestor", "--fork-point", ...helpOptions],
     operands: { rest: "text" }
   },
@@ -380,9 +415,11 @@ export const subcommands: Readonly<Record<string, CommandTable>> = {
     ],
     operands: { rest: "text" },
     // Only -t, -s and -e print no content; `git cat-file -p`, `git cat-file blob SHA` print an object.
-    implicitRead: (view) => !(view.has("-t") || view.has("-s") || view.has("-e"))
+    implicitRead: (view) => !(view.has("-t") || view.has("-s") || view.has("-e")),
+    names: (view) => view.has("-t") || view.has("-s") || view.has("-e")
   },
   "for-each-ref": {
+    names: true,
     options: [
       "--count=N",
       "--sort=KEY",
@@ -406,6 +443,7 @@ export const subcommands: Readonly<Record<string, CommandTable>> = {
     check: signatureFormat
   },
   "show-ref": {
+    names: true,
     options: [
       "--head",
       "--heads",
@@ -421,8 +459,13 @@ export const subcommands: Readonly<Record<string, CommandTable>> = {
     ],
     operands: { rest: "text" }
   },
-  "count-objects": { options: ["-v, --verbose", "-H, --human-readable", ...helpOptions], operands: { rest: "none" } },
+  "count-objects": {
+    names: true,
+    options: ["-v, --verbose", "-H, --human-readable", ...helpOptions],
+    operands: { rest: "none" }
+  },
   "name-rev": {
+    names: true,
     options: [
       "--tags",
       "--refs=PATTERN",

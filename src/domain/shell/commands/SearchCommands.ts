@@ -205,5 +205,17 @@ export const rg: CommandTable = {
     "-w, --word-regexp"
   ],
   operands: { leading: ["text"], leadingUnless: rgPatternOptions, rest: "read" },
-  implicitRead: (view) => !view.has("--type-list") && pathCount(view, rgPatternOptions) === 0
+  implicitRead: (view) => !view.has("--type-list") && pathCount(view, rgPatternOptions) === 0,
+  // `--files` lists the names rg would search.
+  names: (view) => view.has("--files") && !view.has("--pre"),
+  // rg leaves hidden and ignored files out unless -u (ignored), -uu (hidden too), --hidden, --no-ignore say
+  // otherwise; a glob (`-g`) overrides the ignore rules, so it counts as reading everything.
+  skips: (view) => {
+    const unrestricted = view.options.filter((option) => option.name === "-u").length
+    const globs = view.has("-g") || view.has("--iglob")
+    return {
+      hidden: !(globs || unrestricted >= 2 || view.has("--hidden")),
+      ignored: !(globs || unrestricted >= 1 || view.has("--no-ignore") || view.has("--no-ignore-vcs"))
+    }
+  }
 }

@@ -1,7 +1,7 @@
 /**
  * Tables of the commands that print facts about the system, the shell or the environment (`date`, `id`, `uname`,
  * `env` alone, `type`, `command -v`), the shell's own no-ops (`true`, `:`, `echo`, `printf` without `-v`) and
- * version queries (`node --version`, `npm ls`).
+ * version queries (`node --version`, `npm --version`).
  */
 import { type CommandTable, type CustomCommand, readsNothing, type View } from "../CommandTable.js"
 import * as TableInterpreter from "../TableInterpreter.js"
@@ -201,46 +201,15 @@ export const free: CommandTable = {
   inert: true
 }
 
-const npmCommon = ["--json", "--color=WHEN", "--no-color", "--loglevel=WORD", "-s, --silent", "-q, --quiet"]
-
-const npmTables: Readonly<Record<string, CommandTable>> = {
-  ls: {
-    options: [
-      ...npmCommon,
-      "-a, --all",
-      "-l, --long",
-      "-p, --parseable",
-      "-g, --global",
-      "--depth=N",
-      "--omit=TYPE",
-      "--include=TYPE",
-      "--link",
-      "--package-lock-only",
-      "--unicode",
-      "-w, --workspace=NAME",
-      "--workspaces, --ws",
-      "--include-workspace-root"
-    ],
-    operands: { rest: "text" }
-  }
-}
-
-const npmAliases: Readonly<Record<string, string>> = {
-  ls: "ls",
-  list: "ls",
-  la: "ls",
-  ll: "ls"
-}
-
-/** `npm --version` and `npm ls …` (which run no package scripts and contact no registry; `npm view`/`info`/`show`
- * ask: they read the registry that the project's `.npmrc` names, i.e. the network). */
+/**
+ * `npm --version` only. Every other npm command may contact the registry or write: even `npm ls` writes a debug log
+ * under `~/.npm/_logs`, and with `--global` (or a workspace configuration) it checks what the registry says, so no
+ * listing form is read-only (issue 31).
+ */
 export const npm: CustomCommand = {
   interpret: (args) => {
     const first = args[0]
     if (args.length === 1 && first.literal && ["-v", "--version"].includes(first.value)) return readsNothing
-    const sub = first?.literal === true ? npmAliases[first.value] : undefined
-    if (sub === undefined)
-      return TableInterpreter.notKnown("npm runs code or contacts a registry unless it lists or prints a version")
-    return TableInterpreter.shift(TableInterpreter.interpret(npmTables[sub], args.slice(1)), 1)
+    return TableInterpreter.notKnown("npm may contact the registry or write files (its logs, the cache, packages)")
   }
 }

@@ -61,7 +61,9 @@ const judge = (words: ReadonlyArray<ArgWord>, problem: string | undefined) => ({
   readOnly: problem === undefined,
   reason: problem,
   reads: fileReads(words),
-  writes: []
+  writes: [],
+  // File tests look at metadata (type, size, permissions, times), never at contents.
+  names: true
 })
 
 /** `test EXPR` and `[ EXPR ]`. */

@@ -1,0 +1,104 @@
+/**
+ * What a git content command can print: the paths git stores for a repository — the index and every path in the
+ * history reachable from any ref or reflog entry. A gitignored `.env` that was never committed is in neither, so
+ * `git diff`, `git show` or `git grep` cannot print it. Asked of git itself when a call is decided, bounded in time
+ * and size; any failure (not a repository, git missing, too slow, too large) gives `undefined`, and the caller then
+ * treats every path under the repository as printable.
+ */
+import * as ChildProcess from "node:child_process"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+
+/** The most bytes of names one query may return before the answer counts as unknown. */
+const maxBuffer = 16 * 1024 * 1024
+/** The most time one query may take. */
+const timeout = 5_000
+
+/** Configuration that keeps git from starting any program while it answers (fsmonitor, signatures, pagers). */
+const safeConfig = [
+  "-c",
+  "core.fsmonitor=false",
+  "-c",
+  "core.untrackedCache=false",
+  "-c",
+  "log.showSignature=false",
+  "--no-pager",
+  "--no-optional-locks"
+]
+
+const git = (cwd: string, args: ReadonlyArray<string>): string | undefined => {
+  try {
+    return ChildProcess.execFileSync("git", [...safeConfig, ...args], {
+      cwd,
+      encoding: "utf8",
+      maxBuffer,
+      timeout,
+      stdio: ["ignore", "pipe", "ignore"],
+      env: { ...process.env, GIT_TERMINAL_PROMPT: "0", GIT_OPTIONAL_LOCKS: "0" }
+    })
+  } catch {
+    return undefined
+  }
+}
+
+/** The repository's top directory for a directory, or undefined when it is not in one. */
+export const topLevel = (dir: string): string | undefined => {
+  const out = git(dir, ["rev-parse", "--show-toplevel"])
+  return out === undefined || out.trim() === "" ? undefined : out.trim()
+}
+
+/** The nearest directory that exists at or above a path (a pathspec such as `*.pem` names no file). */
+export const nearestDirectory = (path: string): string => {
+  let at = path
+  for (;;) {
+    try {
+      if (Fs.statSync(at).isDirectory()) return at
+    } catch {}
+    const parent = Path.dirname(at)
+    if (parent === at) return at
+    at = parent
+  }
+}
+
+/**
+ * Every path (absolute) git stores for the repository holding `path`: the index and all of its reachable
+ * history; undefined when git cannot tell.
+ */
+export const storedPaths = (path: string): ReadonlyArray<string> | undefined => {
+  const top = topLevel(nearestDirectory(path))
+  if (top === undefined) return undefined
+  const index = git(top, ["ls-files", "-z", "--cached"])
+  if (index === undefined) return undefined
+  // An empty repository has no history: `git log` fails, and the index is all git stores.
+  const head = git(top, ["rev-parse", "--verify", "-q", "HEAD"])
+  const history =
+    head === undefined ? "" : git(top, ["log", "--all", "--reflog", "--format=", "--name-only", "-z", "--no-renames"])
+  if (history === undefined) return undefined
+  const names = new Set([...index.split("\0"), ...history.split(/[\0\n]/)].filter((name) => name !== ""))
+  return [...names].map((name) => Path.join(top, name))
+}
+
+/**
+ * The paths among `paths` that the ignore rules of their repository exclude (`.gitignore`, `.git/info/exclude`,
+ * `core.excludesFile`), as git itself says; undefined when git cannot tell (not a repository).
+ */
+export const ignoredAmong = (dir: string, paths: ReadonlyArray<string>): ReadonlySet<string> | undefined => {
+  const top = topLevel(nearestDirectory(dir))
+  if (top === undefined) return undefined
+  try {
+    const out = ChildProcess.execFileSync("git", [...safeConfig, "check-ignore", "-z", "--no-index", "--stdin"], {
+      cwd: top,
+      input: paths.map((path) => `${path}\0`).join(""),
+      encoding: "utf8",
+      maxBuffer,
+      timeout,
+      stdio: ["pipe", "pipe", "ignore"],
+      env: { ...process.env, GIT_TERMINAL_PROMPT: "0", GIT_OPTIONAL_LOCKS: "0" }
+    })
+    return new Set(out.split("\0").filter((name) => name !== ""))
+  } catch (error) {
+    // Exit status 1: none of them is ignored.
+    if ((error as { status?: number }).status === 1) return new Set()
+    return undefined
+  }
+}
