@@ -1,7 +1,7 @@
 /**
  * Built-in protection of well-known secret files (docs/permissions.md, "Secret files"): a Read *ask* rule for each,
- * added to the effective settings unless `"permissions": {"protectSecrets": false}` is set or an allow rule names the
- * file. Only contents are protected: listing, `ls`, `stat`, `test -f` and Glob see their names freely.
+ * added to the effective settings when `"permissions": {"protectSecrets": true}` is set (opt-in for now: on by default
+ * it made sandboxed lines with unresolvable operands and allowed `npm run` lines ask), minus what an allow rule names. Only contents are protected: listing, `ls`, `stat`, `test -f` and Glob see their names freely.
  */
 import * as PermissionRule from "./PermissionRule.js"
 

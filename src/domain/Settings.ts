@@ -243,7 +243,7 @@ export const merge = (sources: ReadonlyArray<Source>): Either.Either<Merged, Per
   const dirs: Array<string> = []
   const hooks: Record<string, Array<HooksConfig[string][number]>> = {}
   let defaultMode: PermissionMode = "default"
-  let protectSecrets = true
+  let protectSecrets = false
   let settings: Record<string, unknown> = {}
   let sandbox: SandboxSection | undefined
   for (const source of sources) {
@@ -284,7 +284,7 @@ export const merge = (sources: ReadonlyArray<Source>): Either.Either<Merged, Per
         deny: deny.map((r) => r.text),
         defaultMode,
         additionalDirectories: dirs,
-        ...(protectSecrets ? {} : { protectSecrets })
+        ...(protectSecrets ? { protectSecrets } : {})
       },
       hooks,
       ...(sandbox === undefined ? {} : { sandbox })

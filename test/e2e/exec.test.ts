@@ -136,7 +136,7 @@ describe("armature exec (process)", () => {
     run.child.kill("SIGINT")
     expect(await run.done).toBe(130)
     expect(run.stdout()).toMatch(/^ID +TOOL +STATUS +MS +RESULT\na +Bash +error /)
-    expect(run.stdout()).toContain("1 calls, 1 errors")
+    expect(run.stdout()).toContain("1 call, 1 error")
   }, 60_000)
 
   it("depends_on starts a call after its dependencies; --wide; fatal input: line and column, no summary", async () => {

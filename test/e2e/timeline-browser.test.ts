@@ -97,8 +97,10 @@ describe("timeline page in headless chromium", () => {
       .split("\n")
       .map((l) => JSON.parse(l) as Record<string, unknown>)
     const decisions = lines.filter((l) => l.type === "permission_decision")
-    // every call that started was decided; "after" was cancelled in the queue when "fails" failed
-    expect(decisions.map((d) => d.tool_use_id).sort()).toEqual(["fails", "rm", "sleep_a", "sleep_b"])
+    // every call that started was decided; "after", cancelled in the queue when "fails" failed, may have been decided
+    // before the cancellation reached it (the executor decides a queued call while it waits for its turn)
+    const decided = decisions.map((d) => String(d.tool_use_id)).sort()
+    expect(decided.filter((id) => id !== "after")).toEqual(["fails", "rm", "sleep_a", "sleep_b"])
     expect(decisions.find((d) => d.tool_use_id === "rm")).toMatchObject({ behavior: "deny", rule: "Bash(rm:*)" })
     expect((decisions[0].trace as ReadonlyArray<unknown>).length).toBeGreaterThan(0)
     expect(lines.filter((l) => l.type === "assistant")).toHaveLength(1)

@@ -39,7 +39,10 @@ describe("armature tools (process)", () => {
     expect(rows.find((r) => r.name === "WebFetch")?.deferred).toBe(true)
   }, 60_000)
 
-  it("an unknown command exits 2 and points at the help", async () => {
-    await expect(armature("frobnicate")).rejects.toThrow(/Run `armature --help`/)
+  it("an unknown command exits 2 and names the commands", async () => {
+    await expect(armature("frobnicate")).rejects.toMatchObject({
+      code: 2,
+      message: expect.stringMatching(/unknown command frobnicate; commands: exec, run/)
+    })
   }, 60_000)
 })

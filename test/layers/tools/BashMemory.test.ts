@@ -20,6 +20,8 @@ describe("Bash memory", () => {
     const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", script, stateDir, String(GiB)], {
       encoding: "utf8",
       maxBuffer: 16 * MiB,
+      // above the default 64 MiB cap on saved output, so the whole GiB streams to the file
+      env: { ...process.env, ARMATURE_MAX_SAVED_OUTPUT: String(2 * GiB) },
       cwd: Path.resolve(import.meta.dirname, "../../..")
     })
     const result = JSON.parse(stdout) as { growth: number; size: number; path: string; text: string }
