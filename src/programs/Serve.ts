@@ -146,7 +146,10 @@ const sessionBody = (sessionId: string) =>
             ? Effect.failCause(cause)
             : Effect.gen(function* () {
                 const message = Cause.pretty(cause).split("\n")[0]
-                yield* Effect.logError(`armature serve: session ${sessionId}: ${message}`)
+                // one line on the runner's own stderr (the Console here is the session's events)
+                yield* Effect.sync(
+                  () => void process.stderr.write(`armature serve: session ${sessionId}: ${message}\n`)
+                )
                 yield* Console.log(
                   JSON.stringify({
                     type: "result",
