@@ -14,9 +14,9 @@ import * as DurableStore from "../layers/durable/DurableStore.js"
 import * as SilentConsole from "../layers/durable/SilentConsole.js"
 import * as OtlpExport from "../layers/observability/OtlpExport.js"
 import * as SpawnRecord from "../layers/process/SpawnRecord.js"
+import { modelOf, type OutputFormat, type RunArgs, retryOf, runAgent } from "./AgentRun.js"
 import * as Audit from "./Audit.js"
 import * as DatabaseUrl from "./DatabaseUrl.js"
-import { modelOf, type RunArgs, retryOf, runAgent } from "./RunCommand.js"
 import { engineLayer, type ResultOptions } from "./Runtime.js"
 
 /** A run's options as text: `Option`s become `{"_id":"Option",…}` (their JSON form) and come back as `Option`s. */
@@ -63,15 +63,33 @@ export const sessionEngine = (args: RunArgs, sessionId: string, audit: Audit.Aud
     onDecision: Audit.onDecision(audit)
   })
 
+/** How `resume` shows a session, when it says otherwise than the session's recorded `run` options. */
+export interface Display {
+  readonly output: Option.Option<OutputFormat>
+  readonly timeline: Option.Option<string>
+}
+
+/** Shows a session as recorded. */
+export const asRecorded: Display = { output: Option.none(), timeline: Option.none() }
+
+/** The recorded options with the display of `resume` over them (what is shown, never what runs). */
+export const withDisplay = (args: RunArgs, display: Display): RunArgs => ({
+  ...args,
+  output: Option.getOrElse(display.output, () => args.output),
+  timeline: Option.orElse(display.timeline, () => args.timeline)
+})
+
 /**
  * The body of the session workflow: the session's options are read from the store, it is marked running here, its
- * agent loop runs durably on its engine, and how it ended is recorded. Only `shown` prints its events.
+ * agent loop runs durably on its engine, and how it ended is recorded. Only `shown` prints its events, as `display`
+ * says.
  */
-const sessionBody = (shown: string) => (sessionId: string) =>
+const sessionBody = (shown: string, display: Display) => (sessionId: string) =>
   Effect.gen(function* () {
     const record = yield* DurableStore.find(sessionId)
     if (Option.isNone(record)) return yield* Effect.dieMessage(`durable session ${sessionId} has no record`)
-    const args = decodeArgs(record.value.args)
+    const recorded = decodeArgs(record.value.args)
+    const args = sessionId === shown ? withDisplay(recorded, display) : recorded
     yield* DurableStore.markRunning(sessionId, record.value.args)
     // what a crashed execution left running is gone before the replay tells the model its call was interrupted
     yield* CallProcesses.killLeftovers(sessionId)
@@ -89,15 +107,18 @@ const sessionBody = (shown: string) => (sessionId: string) =>
   })
 
 /** The engine, the store and the session workflow of a location, for a command that shows `shown`. */
-const engine = (location: DurableStore.Location, shown: string) =>
-  DurableSession.layer(sessionBody(shown)).pipe(
+const engine = (location: DurableStore.Location, shown: string, display: Display) =>
+  DurableSession.layer(sessionBody(shown, display)).pipe(
     Layer.provideMerge(DurableStore.engineLayer(location)),
     Layer.provideMerge(DurableStore.sqlLayer(location))
   )
 
 /** Runs a session (new or resumed) to its end on the engine of its location. */
-const execute = (location: DurableStore.Location, id: string) =>
-  DurableSession.SessionWorkflow.execute({ sessionId: id }).pipe(Effect.provide(engine(location, id)), Effect.asVoid)
+const execute = (location: DurableStore.Location, id: string, display: Display = asRecorded) =>
+  DurableSession.SessionWorkflow.execute({ sessionId: id }).pipe(
+    Effect.provide(engine(location, id, display)),
+    Effect.asVoid
+  )
 
 /** `armature run --durable`: a new durable session. */
 export const runDurable = (args: RunArgs) =>
@@ -118,8 +139,11 @@ export const runDurable = (args: RunArgs) =>
     yield* execute(location, id)
   })
 
-/** `armature resume SESSION_ID`: continues a durable session from its last persisted step. */
-export const resume = (id: string, database: Option.Option<string>) =>
+/**
+ * `armature resume SESSION_ID`: continues a durable session from its last persisted step, printed as `display` says
+ * (by default as the session's `run` asked).
+ */
+export const resume = (id: string, database: Option.Option<string>, display: Display = asRecorded) =>
   Effect.gen(function* () {
     if (Option.isSome(database)) yield* DatabaseUrl.check(database.value)
     const stateDir = stateDirOf(process.cwd())
@@ -145,7 +169,7 @@ export const resume = (id: string, database: Option.Option<string>) =>
       if (state !== "success") process.exitCode = 1
       return
     }
-    yield* execute(location, id)
+    yield* execute(location, id, display)
   })
 
 /** `armature sessions`: the durable sessions with their state, as a table or JSON lines. */

@@ -31,11 +31,11 @@ import * as SpawnRecord from "../layers/process/SpawnRecord.js"
 import { CallJournal } from "../services/CallJournal.js"
 import { LanguageModel } from "../services/LanguageModel.js"
 import { Transcript, type TranscriptEntry } from "../services/Transcript.js"
+import type { RunArgs } from "./AgentRun.js"
+import { runAgent } from "./AgentRun.js"
 import * as Audit from "./Audit.js"
 import { causeOf, withoutPassword } from "./DatabaseUrl.js"
 import { decodeArgs, encodeArgs, sessionEngine, stateDirOf } from "./DurableRun.js"
-import type { RunArgs } from "./RunCommand.js"
-import { runAgent } from "./RunCommand.js"
 import { failure, guard, jsonBody } from "./ServeGuard.js"
 import * as ServeToken from "./ServeToken.js"
 
@@ -146,7 +146,10 @@ const sessionBody = (sessionId: string) =>
             ? Effect.failCause(cause)
             : Effect.gen(function* () {
                 const message = Cause.pretty(cause).split("\n")[0]
-                yield* Effect.logError(`armature serve: session ${sessionId}: ${message}`)
+                // one line on the runner's own stderr (the Console here is the session's events)
+                yield* Effect.sync(
+                  () => void process.stderr.write(`armature serve: session ${sessionId}: ${message}\n`)
+                )
                 yield* Console.log(
                   JSON.stringify({
                     type: "result",

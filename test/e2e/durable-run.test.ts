@@ -134,11 +134,18 @@ describe.each(stores)("armature run --durable, $name", ({ database }) => {
         const listed = yield* run(["sessions", "--json", ...store], dir, env)
         expect(jsonLines(listed.stdout)).toMatchObject([{ session_id: sessionId, state: "interrupted" }])
 
-        const resumed = yield* run(["resume", sessionId, ...store], dir, env)
+        // resume takes run's output flags (Claude Code's spelling too): the session was started with stream-json
+        const timeline = Path.join(dir, "resumed.html")
+        const resumed = yield* run(
+          ["resume", sessionId, "--output-format", "json", "--verbose", "--timeline", timeline, ...store],
+          dir,
+          env
+        )
         expect(resumed.stderr).not.toContain("Error")
-        expect(resumed.code).toBe(0)
-        const result = jsonLines(resumed.stdout).at(-1)
+        expect(resumed.code, resumed.stderr).toBe(0)
+        const result = JSON.parse(resumed.stdout) as Record<string, unknown>
         expect(result).toMatchObject({ type: "result", subtype: "success", session_id: sessionId })
+        expect(Fs.readFileSync(timeline, "utf8")).toContain("<html")
         // the first call's side effect happened exactly once
         expect(Fs.readFileSync(Path.join(dir, "side.txt"), "utf8")).toBe("ran\n")
         // turn 1 was replayed from the store; the model was asked once more, with both results in order

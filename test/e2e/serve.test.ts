@@ -284,6 +284,14 @@ describe("armature serve", () => {
         expect(events.at(-1)).toMatchObject({ type: "result", subtype: "error_during_execution", is_error: true })
         expect(String(events.at(-1)?.result)).toContain("ANTHROPIC_API_KEY")
         expect((yield* getJson(`${runner.url}/sessions/${id}`)).body).toMatchObject({ state: "error_during_execution" })
+        // the runner's own lines only (its start, the session that failed), none of @effect/cluster's INFO logs
+        const printed = runner
+          .output()
+          .split("\n")
+          .filter((line) => line !== "")
+        expect(printed, runner.output()).toHaveLength(2)
+        expect(printed[0]).toMatch(/^armature serve: listening on http:\/\/127\.0\.0\.1:\d+, runner /)
+        expect(printed[1]).toBe(`armature serve: session ${id}: ${String(events.at(-1)?.result)}`)
       }),
     180_000
   )

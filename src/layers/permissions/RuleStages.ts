@@ -38,6 +38,8 @@ const contentHit = (pr: PreparedRule, call: Prepared): string | undefined => {
         PermissionRule.matchesDomain(rule.content, call.host)
         ? call.host
         : undefined
+    case "Name":
+      return PermissionRule.matchesName(rule.content, target.name) ? target.name : undefined
     case "None":
       return undefined
   }
