@@ -168,13 +168,29 @@ export const jsonErrorOffset = (text: string): number => {
   return i
 }
 
+/**
+ * Why JSON text does not parse, in one whole line: what stands at the error's offset and the line it is on (Node's
+ * own message quotes the text around it, newlines and all, and a first line of it stops mid-quote).
+ */
+export const jsonErrorReason = (text: string, offset: number, fallback: string): string => {
+  if (offset >= text.length) return text.trim() === "" ? "the file is empty" : "the JSON ends too early"
+  const start = text.lastIndexOf("\n", offset - 1) + 1
+  const end = text.indexOf("\n", offset)
+  const lineText = text.slice(start, end === -1 ? text.length : end).trim()
+  const found = text[offset]
+  if (found === undefined || lineText === "") return fallback.replace(/\s+/g, " ")
+  const shown = lineText.length > 80 ? `${lineText.slice(0, 79)}…` : lineText
+  return `unexpected ${JSON.stringify(found)} in: ${shown}`
+}
+
 const parseJson = (file: string, text: string): Either.Either<unknown, SettingsJsonError> => {
   try {
     return Either.right(JSON.parse(text))
   } catch (e) {
-    const reason = e instanceof Error ? e.message : String(e)
-    const { column, line } = lineColumn(text, jsonErrorOffset(text))
-    return Either.left(new SettingsJsonError({ file, line, column, reason: reason.split("\n")[0] }))
+    const offset = jsonErrorOffset(text)
+    const { column, line } = lineColumn(text, offset)
+    const reason = jsonErrorReason(text, offset, e instanceof Error ? e.message : String(e))
+    return Either.left(new SettingsJsonError({ file, line, column, reason }))
   }
 }
 
