@@ -6,11 +6,12 @@
 import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { Console, Effect, Layer, Option } from "effect"
+import { Console, Effect, Layer, Option, Schedule } from "effect"
 import { InvalidInputError } from "../domain/Errors.js"
 import * as CallProcesses from "../layers/durable/CallProcesses.js"
 import * as DurableSession from "../layers/durable/DurableSession.js"
 import * as DurableStore from "../layers/durable/DurableStore.js"
+import * as SessionLease from "../layers/durable/SessionLease.js"
 import * as SilentConsole from "../layers/durable/SilentConsole.js"
 import * as OtlpExport from "../layers/observability/OtlpExport.js"
 import * as SpawnRecord from "../layers/process/SpawnRecord.js"
@@ -86,6 +87,9 @@ export const withDisplay = (args: RunArgs, display: Display): RunArgs => ({
  */
 const sessionBody = (shown: string, display: Display) => (sessionId: string) =>
   Effect.gen(function* () {
+    // the shown session's lease is held by the command; another session of the database that this engine takes up
+    // waits for its lease (a process that runs it, a `resume` of it, is let finish)
+    if (sessionId !== shown) yield* waitForLease(sessionId)
     const record = yield* DurableStore.find(sessionId)
     if (Option.isNone(record)) return yield* Effect.dieMessage(`durable session ${sessionId} has no record`)
     const recorded = decodeArgs(record.value.args)
@@ -104,7 +108,34 @@ const sessionBody = (shown: string, display: Display) => (sessionId: string) =>
     )
     yield* DurableStore.markEnded(sessionId, result.subtype)
     return result
-  })
+  }).pipe(Effect.scoped)
+
+/** Takes a session's lease for the scope, waiting (a second at a time) while another process holds it. */
+export const waitForLease = (sessionId: string) =>
+  Effect.flatMap(SessionLease.SessionLease, (lease) =>
+    lease.take(sessionId).pipe(Effect.retry(Schedule.spaced("1 second")))
+  )
+
+/**
+ * Runs `effect` holding the lease of session `id` in its location's store: a second command on the same session
+ * fails at once, naming the process that runs it (usage error: exit 2). The lease is given back at the end.
+ */
+const leased =
+  (location: DurableStore.Location, id: string, command: string) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.gen(function* () {
+      const lease = yield* SessionLease.SessionLease
+      yield* lease
+        .take(id)
+        .pipe(Effect.mapError((taken) => new InvalidInputError({ message: `${command}: ${taken.message}` })))
+      return yield* Effect.provideService(effect, SessionLease.SessionLease, lease)
+    }).pipe(Effect.scoped, Effect.provide(leaseLayer(location)))
+
+/** The leases of a location's store; a database that cannot be used fails as `orUnusable` says. */
+const leaseLayer = (location: DurableStore.Location) => {
+  const leases = SessionLease.layer.pipe(Layer.provide(DurableStore.sqlLayer(location)))
+  return location._tag === "Postgres" ? Layer.mapError(leases, DatabaseUrl.unusable(location.url)) : Layer.orDie(leases)
+}
 
 /** The engine, the store and the session workflow of a location, for a command that shows `shown`. */
 const engine = (location: DurableStore.Location, shown: string, display: Display) =>
@@ -113,7 +144,7 @@ const engine = (location: DurableStore.Location, shown: string, display: Display
     Layer.provideMerge(DurableStore.sqlLayer(location))
   )
 
-/** Runs a session (new or resumed) to its end on the engine of its location. */
+/** Runs a session (new or resumed) to its end on the engine of its location; its lease is held by the caller. */
 const execute = (location: DurableStore.Location, id: string, display: Display = asRecorded) =>
   DurableSession.SessionWorkflow.execute({ sessionId: id }).pipe(
     Effect.provide(engine(location, id, display)),
@@ -136,7 +167,7 @@ export const runDurable = (args: RunArgs) =>
       Effect.provide(DurableStore.sqlLayer(location)),
       orUnusable(location)
     )
-    yield* execute(location, id)
+    yield* execute(location, id).pipe(leased(location, id, "run"))
   })
 
 /**
@@ -153,23 +184,27 @@ export const resume = (id: string, database: Option.Option<string>, display: Dis
         message: `resume: no durable session ${id} (${location.file} not found; sessions lists them)`
       })
     }
-    const record = yield* DurableStore.find(id).pipe(
-      Effect.provide(DurableStore.sqlLayer(location)),
-      orUnusable(location)
-    )
-    if (Option.isNone(record)) return yield* new InvalidInputError({ message: `resume: no durable session ${id}` })
-    const state = DurableStore.stateOf(record.value)
-    if (state === "running") {
-      return yield* new InvalidInputError({
-        message: `resume: session ${id} is running (process ${record.value.pid} on ${record.value.host})`
-      })
-    }
-    if (state !== "interrupted") {
-      yield* Console.error(`armature: session ${id} has already ended (${state})`)
-      if (state !== "success") process.exitCode = 1
-      return
-    }
-    yield* execute(location, id, display)
+    // the lease first: of two resumes of one session, one runs it and the other is refused, whatever their timing
+    yield* Effect.gen(function* () {
+      const record = yield* DurableStore.find(id).pipe(
+        Effect.provide(DurableStore.sqlLayer(location)),
+        orUnusable(location)
+      )
+      if (Option.isNone(record)) return yield* new InvalidInputError({ message: `resume: no durable session ${id}` })
+      const state = DurableStore.stateOf(record.value)
+      if (state === "running") {
+        // alive, yet without the lease: a process of another host, or one that has not taken it yet
+        return yield* new InvalidInputError({
+          message: `resume: session ${id} is being run by pid ${record.value.pid} on ${record.value.host}`
+        })
+      }
+      if (state !== "interrupted") {
+        yield* Console.error(`armature: session ${id} has already ended (${state})`)
+        if (state !== "success") process.exitCode = 1
+        return
+      }
+      yield* execute(location, id, display)
+    }).pipe(leased(location, id, "resume"))
   })
 
 /** `armature sessions`: the durable sessions with their state, as a table or JSON lines. */

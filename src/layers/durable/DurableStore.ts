@@ -185,6 +185,51 @@ export const markRunning = (id: string, args: string) =>
       ON CONFLICT (id) DO UPDATE SET pid = ${process.pid}, host = ${host}, state = 'running', updated_at = ${now}`
   })
 
+/**
+ * The state of a served session between its creation and the moment a runner takes it up: its record exists, its
+ * start may or may not have reached the cluster (the runner that took the request may die in between).
+ */
+export const starting = "starting"
+
+/** The state of a served session that no runner took up in time: its start never reached the cluster. */
+export const notStarted = "error_not_started"
+
+/** Records a new served session as starting (see `starting`), with its options, on this process. */
+export const markStarting = (id: string, args: string) =>
+  Effect.gen(function* () {
+    yield* ensureTable
+    const sql = yield* SqlClient.SqlClient
+    const now = Date.now()
+    yield* sql`INSERT INTO armature_sessions (id, args, created_at, pid, host, state, updated_at)
+      VALUES (${id}, ${args}, ${now}, ${process.pid}, ${Os.hostname()}, ${starting}, ${now})`
+  })
+
+/**
+ * Takes up a starting session: true when it was starting and is now running here, false when it was not starting
+ * (already taken up before, or given up as not started). One statement, so that it and `giveUpStarting` never both
+ * win.
+ */
+export const claimStart = (id: string) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const now = Date.now()
+    const rows = yield* sql<{ id: string }>`UPDATE armature_sessions
+      SET state = 'running', pid = ${process.pid}, host = ${Os.hostname()}, updated_at = ${now}
+      WHERE id = ${id} AND state = ${starting} RETURNING id`
+    return rows.length > 0
+  })
+
+/** Marks the sessions starting for longer than `graceMs` as not started; their ids. */
+export const giveUpStarting = (graceMs: number) =>
+  Effect.gen(function* () {
+    yield* ensureTable
+    const sql = yield* SqlClient.SqlClient
+    const now = Date.now()
+    const rows = yield* sql<{ id: string }>`UPDATE armature_sessions SET state = ${notStarted}, updated_at = ${now}
+      WHERE state = ${starting} AND updated_at < ${now - graceMs} RETURNING id`
+    return rows.map((r) => r.id)
+  })
+
 /** Records how a session ended. */
 export const markEnded = (id: string, state: string) =>
   Effect.flatMap(
