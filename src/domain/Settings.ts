@@ -10,6 +10,7 @@ import { permissionModes } from "./Permission.js"
 import * as PermissionRule from "./PermissionRule.js"
 import { mergeSections, SandboxSection } from "./Sandbox.js"
 import * as SecretFiles from "./SecretFiles.js"
+import { PoliciesSection } from "./ToolPolicy.js"
 
 /** The `permissions` section. Unknown keys are allowed and kept. */
 export const PermissionsSection = Schema.Struct(
@@ -45,7 +46,9 @@ export const SettingsFile = Schema.Struct(
     /** The input tokens of a turn past which `armature run` compacts the conversation (docs/agents.md). */
     autoCompactThreshold: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.nonNegative())),
     /** The most bytes of one call's output saved under the state directory (default 64 MiB; docs/tools.md). */
-    maxSavedOutputBytes: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.positive()))
+    maxSavedOutputBytes: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.positive())),
+    /** Retry, timeout, rate limit and circuit breaker per tool, keyed like permission rules (docs/tools.md). */
+    toolPolicies: Schema.optional(PoliciesSection)
   },
   Schema.Record({ key: Schema.String, value: Schema.Unknown })
 )

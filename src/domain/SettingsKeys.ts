@@ -13,6 +13,7 @@ export const topLevelKeys: ReadonlyArray<string> = [
   "model",
   "autoCompactThreshold",
   "maxSavedOutputBytes",
+  "toolPolicies",
   "$schema",
   "apiKeyHelper",
   "attribution",

@@ -7,6 +7,7 @@ import type { ResultContentBlock, ToolResultContent } from "./Blocks.js"
 import type { ToolFailure, ToolValidationError } from "./Errors.js"
 import { ToolSchemaError } from "./Errors.js"
 import { type PermissionMode, type PermissionOpinion, passthrough } from "./Permission.js"
+import type * as ToolPolicy from "./ToolPolicy.js"
 
 /** A tool's category (what kind of thing it does). */
 export type Category = "file" | "shell" | "search" | "network" | "agent" | "workflow" | "plan" | "mcp" | "custom"
@@ -110,6 +111,13 @@ export interface Tool<I, O> {
   readonly searchHint: string | undefined
   readonly category: Category
   readonly timeout: Option.Option<Duration.Duration>
+  /**
+   * Whether calling twice with this input does no more than calling once (an MCP server's `idempotentHint`): with
+   * read-only calls, the only ones a retry policy retries. Absent means no.
+   */
+  readonly isIdempotent?: ((input: I) => boolean) | undefined
+  /** The tool's own failure policy (retry, timeout, rate limit, circuit breaker); settings may override it. */
+  readonly policy?: ToolPolicy.Policy | undefined
   readonly validate: (input: I, ctx: ToolContext) => Effect.Effect<void, ToolValidationError>
   readonly checkPermissions: (input: I, ctx: ToolContext) => Effect.Effect<PermissionOpinion>
   readonly resources: (input: I) => ReadonlyArray<Resource>
@@ -155,6 +163,9 @@ export interface Definition<I, O, IE = unknown, OE = unknown, PA = unknown, PE =
   readonly searchHint?: string
   readonly category?: Category
   readonly timeout?: Duration.DurationInput
+  readonly isIdempotent?: (input: I) => boolean
+  /** Retries of transient failures, timeout, rate limit and circuit breaker (docs/tools.md, "Tool policies"). */
+  readonly policy?: ToolPolicy.Policy
   readonly validate?: (input: I, ctx: ToolContext) => Effect.Effect<void, ToolValidationError>
   readonly checkPermissions?: (input: I, ctx: ToolContext) => Effect.Effect<PermissionOpinion>
   readonly resources?: (input: I) => ReadonlyArray<Resource>
@@ -247,6 +258,8 @@ export const make = <I, O, IE = unknown, OE = unknown, PA = unknown, PE = unknow
     searchHint: def.searchHint,
     category: def.category ?? (def.name.startsWith("mcp__") ? "mcp" : "custom"),
     timeout: Option.map(Option.fromNullable(def.timeout), Duration.decode),
+    isIdempotent: def.isIdempotent,
+    policy: def.policy,
     validate: def.validate ?? noValidation,
     checkPermissions: def.checkPermissions ?? (() => Effect.succeed(passthrough)),
     resources: def.resources ?? (() => []),

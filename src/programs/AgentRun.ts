@@ -11,6 +11,7 @@ import type { PermissionDecision } from "../domain/Permission.js"
 import * as WebSearch from "../domain/WebSearch.js"
 import * as AgentDefinitions from "../layers/agent/AgentDefinitions.js"
 import * as AgentLoop from "../layers/agent/AgentLoop.js"
+import * as CallLog from "../layers/observability/CallLog.js"
 import {
   type AssistantContent,
   defaultModel,
@@ -232,7 +233,9 @@ const recorder = (audit: Audit.Audit) =>
           ? Effect.flatMap(now, (at) =>
               Audit.add(audit, { type: "tool_state", tool_use_id: event.tool_use_id, state: event.state, at })
             )
-          : Effect.void,
+          : event.type === "policy"
+            ? Effect.flatMap(now, (at) => Audit.add(audit, CallLog.policyRecord(event, at)))
+            : Effect.void,
       onModelEvent: (event: ModelEvent) =>
         event.type === "message_start" || event.type === "message_stop"
           ? Effect.flatMap(now, (at) =>
