@@ -4,6 +4,7 @@
  * subscribed files (file watching), the session's sub-agents and skills as prompts, and completions for the
  * template's path and the prompts' arguments. See docs/mcp.md.
  */
+import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { FileSystem } from "@effect/platform"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
@@ -20,7 +21,7 @@ import {
   SubscribeRequestSchema,
   UnsubscribeRequestSchema
 } from "@modelcontextprotocol/sdk/types.js"
-import { Effect, Fiber, Option, Ref, Runtime, type Scope, Stream } from "effect"
+import { Effect, Option, Ref, Runtime, type Scope } from "effect"
 import * as AgentDefinition from "../../domain/AgentDefinition.js"
 import * as Skill from "../../domain/Skill.js"
 import { ReadGuard } from "../../services/ReadGuard.js"
@@ -204,33 +205,39 @@ export const install = (server: Server) =>
       )
     )
 
-    const watches = new Map<string, Fiber.RuntimeFiber<void>>()
+    // The watcher is in place before subscribe answers, so no change after the answer is missed (a watch stream
+    // forked as a fiber starts later, and a change made right after the answer could go unreported).
+    const watches = new Map<string, Fs.FSWatcher>()
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        for (const watcher of watches.values()) watcher.close()
+        watches.clear()
+      })
+    )
     server.setRequestHandler(SubscribeRequestSchema, (request) =>
       run(
         Effect.gen(function* () {
           const uri = request.params.uri
           const path = yield* checkedPath(uri)
-          if (fs === undefined || watches.has(uri)) return {}
-          const fiber = yield* fs.watch(path).pipe(
-            Stream.runForEach(() => Effect.promise(() => server.sendResourceUpdated({ uri }).catch(() => undefined))),
-            Effect.ignore,
-            Effect.forkScoped
-          )
-          watches.set(uri, fiber)
+          if (watches.has(uri)) return {}
+          const watcher = yield* Effect.try({
+            try: () =>
+              Fs.watch(path, { persistent: false }, () => {
+                server.sendResourceUpdated({ uri }).catch(() => undefined)
+              }),
+            catch: (e) => invalidParams(`${uri}: cannot watch: ${String(e)}`)
+          })
+          watcher.on("error", () => watcher.close())
+          watches.set(uri, watcher)
           return {}
         })
       )
     )
-    server.setRequestHandler(UnsubscribeRequestSchema, (request) =>
-      run(
-        Effect.gen(function* () {
-          const fiber = watches.get(request.params.uri)
-          watches.delete(request.params.uri)
-          if (fiber !== undefined) yield* Fiber.interrupt(fiber)
-          return {}
-        })
-      )
-    )
+    server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
+      watches.get(request.params.uri)?.close()
+      watches.delete(request.params.uri)
+      return {}
+    })
 
     /** The session's sub-agents and skills (none without settings). */
     const definitions = Effect.gen(function* () {
