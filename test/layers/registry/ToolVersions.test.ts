@@ -140,3 +140,35 @@ describe("tool versions", () => {
       )
   )
 })
+
+describe("tool versions in the events", () => {
+  it.effect("the executing state of a versioned tool's call names the version it runs", () =>
+    Effect.gen(function* () {
+      const registry = yield* ToolRegistry
+      yield* registry.register(yield* deploy("Deploy@1.2.0"))
+      const events = yield* ExecutorTest.run([ExecutorTest.toolUse("a", "Deploy", {})])
+      expect(events.filter((e) => e.type === "state").map((e) => [e.state, e.version])).toEqual([
+        ["queued", undefined],
+        ["executing", "1.2.0"],
+        ["completed", undefined],
+        ["yielded", undefined]
+      ])
+    }).pipe(
+      Effect.provide(
+        StreamingExecutor.layer().pipe(
+          Layer.provideMerge(ToolRegistryLive.layer),
+          Layer.provideMerge(
+            Layer.mergeAll(
+              ResultCache.disabled,
+              PermissionPolicy.allowAll,
+              Approver.headless,
+              Hooks.none,
+              MemoryResultStore.layer,
+              SessionLive.layer({ cwd: "/work" })
+            )
+          )
+        )
+      )
+    )
+  )
+})
