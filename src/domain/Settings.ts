@@ -10,6 +10,8 @@ import { permissionModes } from "./Permission.js"
 import * as PermissionRule from "./PermissionRule.js"
 import { mergeSections, SandboxSection } from "./Sandbox.js"
 import * as SecretFiles from "./SecretFiles.js"
+import { PoliciesSection } from "./ToolPolicy.js"
+import { PinsSection } from "./ToolVersion.js"
 
 /** The `permissions` section. Unknown keys are allowed and kept. */
 export const PermissionsSection = Schema.Struct(
@@ -45,7 +47,11 @@ export const SettingsFile = Schema.Struct(
     /** The input tokens of a turn past which `armature run` compacts the conversation (docs/agents.md). */
     autoCompactThreshold: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.nonNegative())),
     /** The most bytes of one call's output saved under the state directory (default 64 MiB; docs/tools.md). */
-    maxSavedOutputBytes: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.positive()))
+    maxSavedOutputBytes: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.positive())),
+    /** Retry, timeout, rate limit and circuit breaker per tool, keyed like permission rules (docs/tools.md). */
+    toolPolicies: Schema.optional(PoliciesSection),
+    /** The version each named tool runs, when several are registered (`"Deploy": "1.x"`; docs/tools.md). */
+    toolVersions: Schema.optional(PinsSection)
   },
   Schema.Record({ key: Schema.String, value: Schema.Unknown })
 )

@@ -13,6 +13,8 @@ export const topLevelKeys: ReadonlyArray<string> = [
   "model",
   "autoCompactThreshold",
   "maxSavedOutputBytes",
+  "toolPolicies",
+  "toolVersions",
   "$schema",
   "apiKeyHelper",
   "attribution",

@@ -3,12 +3,15 @@
  * `runAgent`, which drives the agent loop and prints its output. The commands that parse a command line into these
  * options live in RunCommand and SessionsCommand.
  */
-import { Clock, Console, Effect, Option, Stream } from "effect"
+import { Clock, Console, Effect, Either, Option, Ref, Stream } from "effect"
 import { contentText, type ToolResult } from "../domain/Blocks.js"
+import { InvalidInputError } from "../domain/Errors.js"
 import type { ExecutorEvent } from "../domain/ExecutorEvent.js"
 import type { PermissionDecision } from "../domain/Permission.js"
+import * as WebSearch from "../domain/WebSearch.js"
 import * as AgentDefinitions from "../layers/agent/AgentDefinitions.js"
 import * as AgentLoop from "../layers/agent/AgentLoop.js"
+import * as CallLog from "../layers/observability/CallLog.js"
 import {
   type AssistantContent,
   defaultModel,
@@ -18,7 +21,7 @@ import {
   type RetryPolicy,
   type UserContent
 } from "../services/LanguageModel.js"
-import type { PermissionRequest } from "../services/PermissionPolicy.js"
+import { PermissionPolicy, type PermissionRequest } from "../services/PermissionPolicy.js"
 import { Session } from "../services/Session.js"
 import { Settings } from "../services/Settings.js"
 import { Transcript } from "../services/Transcript.js"
@@ -230,7 +233,9 @@ const recorder = (audit: Audit.Audit) =>
           ? Effect.flatMap(now, (at) =>
               Audit.add(audit, { type: "tool_state", tool_use_id: event.tool_use_id, state: event.state, at })
             )
-          : Effect.void,
+          : event.type === "policy"
+            ? Effect.flatMap(now, (at) => Audit.add(audit, CallLog.policyRecord(event, at)))
+            : Effect.void,
       onModelEvent: (event: ModelEvent) =>
         event.type === "message_start" || event.type === "message_stop"
           ? Effect.flatMap(now, (at) =>
@@ -253,6 +258,33 @@ export interface AgentDriving {
   readonly exitCode?: boolean | undefined
 }
 
+/**
+ * Whether `run` offers WebSearch (Anthropic's server tool), from the `WebSearch` rules, the mode and the settings'
+ * `webSearch` limits; a `webSearch` value of the wrong shape is a usage error naming the field.
+ */
+export const webSearchOffer = Effect.gen(function* () {
+  const settings = yield* Settings
+  const policy = yield* PermissionPolicy
+  const raw = (settings.settings as Record<string, unknown>).webSearch
+  const config = WebSearch.decodeConfig(raw)
+  if (Either.isLeft(config)) {
+    return yield* new InvalidInputError({ message: `settings (${settings.sources.join(", ")}): ${config.left}` })
+  }
+  const session = yield* Ref.get(settings.sessionRules)
+  const of = (behavior: "allow" | "ask" | "deny") => [
+    ...settings.permissions[behavior],
+    ...session.filter((r) => r.behavior === behavior)
+  ]
+  return WebSearch.offer({
+    allow: of("allow"),
+    ask: of("ask"),
+    deny: of("deny"),
+    mode: policy.mode,
+    config: config.right,
+    configured: raw !== undefined
+  })
+})
+
 /** Runs `armature run` and prints its output; a failed result sets exit status 1. */
 export const runAgent = (args: RunArgs, audit: Audit.Audit = Audit.make(), driving: AgentDriving = {}) =>
   Effect.gen(function* () {
@@ -263,6 +295,8 @@ export const runAgent = (args: RunArgs, audit: Audit.Audit = Audit.make(), drivi
     yield* ToolLoading.preload(args.toolLoading, args.prompt)
     const session = yield* Session
     const definitions = yield* AgentDefinitions.load({ projectDir: session.projectDir, home: process.env.HOME })
+    const webSearch = yield* webSearchOffer
+    if (webSearch.note !== undefined) yield* Console.error(`[${webSearch.note}]`)
     const result = yield* AgentLoop.run({
       prompt: args.prompt,
       model: modelOf(args.model, settings.settings.model),
@@ -277,6 +311,7 @@ export const runAgent = (args: RunArgs, audit: Audit.Audit = Audit.make(), drivi
       onExecutorEvent: (event) =>
         Effect.zipRight(record.onExecutorEvent(event), executorPrinter(args.output, memory)(event)),
       agents: { definitions },
+      serverTools: webSearch.tool === undefined ? [] : [webSearch.tool],
       compaction: {
         threshold: Option.getOrElse(args.compactThreshold, () => settings.settings.autoCompactThreshold)
       }
