@@ -234,4 +234,4 @@ const main = Effect.gen(function* () {
   console.log(JSON.stringify(yield* streamingVsBatch.pipe(Effect.provide(TestContext.TestContext))))
 })
 
-Effect.runPromise(main.pipe(Effect.provide(layer)))
+Effect.runPromise(main.pipe(Effect.scoped, Effect.provide(layer)))

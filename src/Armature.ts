@@ -40,6 +40,7 @@ import * as SessionLive from "./layers/session/SessionLive.js"
 import * as SettingsLoader from "./layers/settings/SettingsLoader.js"
 import * as TreeSitterShellAnalyzer from "./layers/shell/TreeSitterShellAnalyzer.js"
 import * as BuiltinTools from "./layers/tools/index.js"
+import * as SkillTool from "./layers/tools/Skill.js"
 import * as ApproverPort from "./services/Approver.js"
 import type { Hooks } from "./services/Hooks.js"
 import type { InProcessHooks } from "./services/InProcessHooks.js"
@@ -329,7 +330,7 @@ const compose = <E>(options: Options<E>) => {
     modelLayer(options)
   const mcp = options.model === undefined ? mcpLayer(options) : mcpLayer(options).pipe(Layer.provide(model))
   const tools = Layer.mergeAll(
-    options.builtins === false ? Layer.empty : BuiltinTools.layer,
+    options.builtins === false ? Layer.empty : Layer.merge(BuiltinTools.layer, SkillTool.layer),
     mergeLayers((options.tools ?? []).map(registerTool)),
     mcp
   )

@@ -3,6 +3,7 @@
  * `description`, optional `tools` and `model`) and whose body is the sub-agent's system prompt, as Claude Code reads
  * them from `.claude/agents/*.md` and `~/.claude/agents/*.md`. Parsing is pure; reading the files is the loader's.
  */
+import * as FrontMatter from "./FrontMatter.js"
 
 /** Where a definition comes from; a project definition overrides a user one of the same name. */
 export type AgentSource = "builtin" | "user" | "project" | "options"
@@ -23,11 +24,7 @@ export interface AgentDefinition {
 }
 
 /** A definition file that cannot be used, naming the file and the field (or line). */
-export interface DefinitionProblem {
-  readonly file: string
-  readonly field: string
-  readonly message: string
-}
+export type DefinitionProblem = FrontMatter.Problem
 
 /** The built-in agent every run offers, as Claude Code does. */
 export const generalPurpose: AgentDefinition = {
@@ -45,72 +42,10 @@ export const generalPurpose: AgentDefinition = {
 
 const namePattern = /^[a-zA-Z0-9][a-zA-Z0-9_-]*$/
 
-const unquote = (value: string): string => {
-  const v = value.trim()
-  if (v.length >= 2 && ((v.startsWith('"') && v.endsWith('"')) || (v.startsWith("'") && v.endsWith("'")))) {
-    return v.startsWith('"') ? v.slice(1, -1).replace(/\\"/g, '"').replace(/\\n/g, "\n") : v.slice(1, -1)
-  }
-  return v
-}
-
-/** A front-matter value: a scalar, or a list (`[a, b]` inline or `- a` lines). */
-type FrontValue = string | ReadonlyArray<string>
-
-/**
- * Parses the front matter's `key: value` lines (the subset of YAML agent files use: scalars, quoted strings, inline
- * and block lists, `|`/`>` blocks). Returns the fields or a problem naming the line.
- */
-const parseFront = (
-  file: string,
-  lines: ReadonlyArray<string>,
-  firstLine: number
-): Map<string, FrontValue> | DefinitionProblem => {
-  const fields = new Map<string, FrontValue>()
-  let i = 0
-  while (i < lines.length) {
-    const line = lines[i]!
-    if (line.trim() === "" || line.trimStart().startsWith("#")) {
-      i++
-      continue
-    }
-    const match = /^([A-Za-z_][\w-]*)\s*:(.*)$/.exec(line)
-    if (match === null) {
-      return { file, field: `line ${firstLine + i}`, message: `expected "key: value", found ${JSON.stringify(line)}` }
-    }
-    const key = match[1]!
-    const rest = match[2]!.trim()
-    i++
-    if (rest === "|" || rest === ">" || rest === "|-" || rest === ">-") {
-      const block: Array<string> = []
-      while (i < lines.length && (lines[i]!.startsWith(" ") || lines[i]!.trim() === "")) block.push(lines[i++]!.trim())
-      fields.set(key, block.join(rest.startsWith("|") ? "\n" : " ").trim())
-    } else if (rest === "") {
-      const items: Array<string> = []
-      while (i < lines.length && /^\s*-\s+/.test(lines[i]!)) items.push(unquote(lines[i++]!.replace(/^\s*-\s+/, "")))
-      fields.set(key, items.length > 0 ? items : "")
-    } else if (rest.startsWith("[") && rest.endsWith("]")) {
-      fields.set(
-        key,
-        rest
-          .slice(1, -1)
-          .split(",")
-          .map(unquote)
-          .filter((s) => s !== "")
-      )
-    } else {
-      fields.set(key, unquote(rest))
-    }
-  }
-  return fields
-}
-
-const isProblem = (u: unknown): u is DefinitionProblem =>
-  typeof u === "object" && u !== null && "field" in u && "message" in u && !(u instanceof Map)
-
 /** `tools`: a comma-separated string or a list; `*` or absent means every tool but Agent. */
 const toolsOf = (
   file: string,
-  value: FrontValue | undefined
+  value: FrontMatter.Value | undefined
 ): ReadonlyArray<string> | undefined | DefinitionProblem => {
   if (value === undefined) return undefined
   const names = (typeof value === "string" ? value.split(",") : value).map((s) => s.trim()).filter((s) => s !== "")
@@ -120,43 +55,28 @@ const toolsOf = (
   return names
 }
 
-const scalar = (file: string, fields: Map<string, FrontValue>, key: string): string | undefined | DefinitionProblem => {
-  const value = fields.get(key)
-  if (value === undefined) return undefined
-  if (typeof value !== "string") return { file, field: key, message: "expected a single value, found a list" }
-  return value
-}
-
 /**
  * Parses one definition file's text. The front matter must open the file (`---` lines around it) and give `name`
  * (letters, digits, `-`, `_`) and `description`; `tools` and `model` are optional; the body must not be empty.
  */
 export const parse = (file: string, text: string, source: AgentSource): AgentDefinition | DefinitionProblem => {
-  const lines = text.replace(/^\uFEFF/, "").split(/\r?\n/)
-  if (lines[0]?.trim() !== "---") {
-    return { file, field: "front matter", message: 'the file must start with a "---" line opening the front matter' }
-  }
-  const end = lines.findIndex((line, i) => i > 0 && line.trim() === "---")
-  if (end < 0) return { file, field: "front matter", message: 'no closing "---" line' }
-  const fields = parseFront(file, lines.slice(1, end), 2)
-  if (isProblem(fields)) return fields
-  const name = scalar(file, fields, "name")
-  if (isProblem(name)) return name
+  const split = FrontMatter.split(file, text)
+  if (FrontMatter.isProblem(split)) return split
+  const { fields, body } = split
+  const name = FrontMatter.scalar(file, fields, "name")
+  if (FrontMatter.isProblem(name)) return name
   if (name === undefined || name === "") return { file, field: "name", message: "missing" }
   if (!namePattern.test(name)) {
     return { file, field: "name", message: `${JSON.stringify(name)}: use letters, digits, "-" and "_"` }
   }
-  const description = scalar(file, fields, "description")
-  if (isProblem(description)) return description
+  const description = FrontMatter.scalar(file, fields, "description")
+  if (FrontMatter.isProblem(description)) return description
   if (description === undefined || description.trim() === "") return { file, field: "description", message: "missing" }
   const tools = toolsOf(file, fields.get("tools"))
-  if (isProblem(tools)) return tools
-  const model = scalar(file, fields, "model")
-  if (isProblem(model)) return model
-  const prompt = lines
-    .slice(end + 1)
-    .join("\n")
-    .trim()
+  if (FrontMatter.isProblem(tools)) return tools
+  const model = FrontMatter.scalar(file, fields, "model")
+  if (FrontMatter.isProblem(model)) return model
+  const prompt = body.trim()
   if (prompt === "") return { file, field: "body", message: "empty: the body is the sub-agent's system prompt" }
   return {
     name,
@@ -170,7 +90,8 @@ export const parse = (file: string, text: string, source: AgentSource): AgentDef
 }
 
 /** Whether a parse produced a problem. */
-export const isDefinitionProblem = (u: AgentDefinition | DefinitionProblem): u is DefinitionProblem => isProblem(u)
+export const isDefinitionProblem = (u: AgentDefinition | DefinitionProblem): u is DefinitionProblem =>
+  FrontMatter.isProblem(u)
 
 /** The text of a problem: `file: field: message`. */
 export const problemText = (p: DefinitionProblem): string => `${p.file}: ${p.field}: ${p.message}`

@@ -3,11 +3,16 @@
  */
 import { Schema } from "effect"
 
-/** A tool's handler failed in an expected way; the message (then stderr, then stdout) goes to the model. */
+/**
+ * A tool's handler failed in an expected way; the message (then stderr, then stdout) goes to the model. `transient`
+ * marks a failure of the way to the tool rather than of the tool (a JSON-RPC error, a lost connection, a timeout):
+ * the only failures a retry policy retries (docs/tools.md, "Tool policies").
+ */
 export class ToolFailure extends Schema.TaggedError<ToolFailure>()("ToolFailure", {
   message: Schema.String,
   stderr: Schema.optional(Schema.String),
-  stdout: Schema.optional(Schema.String)
+  stdout: Schema.optional(Schema.String),
+  transient: Schema.optional(Schema.Boolean)
 }) {}
 
 /** A tool's `validate` rejected the decoded input; the message goes to the model. */

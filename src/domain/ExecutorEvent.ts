@@ -25,6 +25,29 @@ export interface ProgressEvent {
   readonly t_ms: number
 }
 
+/**
+ * What a tool policy did to a running call (docs/tools.md, "Tool policies"), emitted at once like progress: retry
+ * number `attempt` (1 for the first) about to wait `delay_ms` after a transient failure (`reason`), a wait of `waited_ms` for a rate limit, or a call refused by an
+ * open circuit (to be tried again at `retry_at`, epoch milliseconds, when known). `key` is the policy's key.
+ */
+export type PolicyNote =
+  | {
+      readonly action: "retry"
+      readonly key: string
+      readonly attempt: number
+      readonly delay_ms: number
+      readonly reason: string
+    }
+  | { readonly action: "rate_limit"; readonly key: string; readonly waited_ms: number }
+  | { readonly action: "circuit_open"; readonly key: string; readonly retry_at: number | null }
+
+/** A policy event: a {@link PolicyNote} of one call. */
+export type PolicyEvent = PolicyNote & {
+  readonly type: "policy"
+  readonly tool_use_id: string
+  readonly t_ms: number
+}
+
 /** A result, yielded strictly in request order. */
 export interface ResultEvent {
   readonly type: "tool_result"
@@ -38,7 +61,7 @@ export interface ResultEvent {
 }
 
 /** Everything the executor emits. */
-export type ExecutorEvent = StateEvent | ProgressEvent | ResultEvent
+export type ExecutorEvent = StateEvent | ProgressEvent | PolicyEvent | ResultEvent
 
 /**
  * A call as the executor takes it: a tool_use block, plus, for programmatic callers only, dependencies and

@@ -464,6 +464,10 @@ export const matchesDomain = (content: string, host: string): boolean => {
   return host === domain
 }
 
+/** Matches a `Skill(…)` rule content against a skill name: the name, or `prefix:*` for every name it starts. */
+export const matchesName = (content: string, name: string): boolean =>
+  content.endsWith(":*") ? name.startsWith(content.slice(0, -2)) : content === name
+
 // --- Suggestions ------------------------------------------------------------------------------------------------
 
 /** The `Bash(prefix:*)` rule an "always" approval adds for one simple command: the command and its subcommand. */

@@ -10,6 +10,8 @@ import { permissionModes } from "./Permission.js"
 import * as PermissionRule from "./PermissionRule.js"
 import { mergeSections, SandboxSection } from "./Sandbox.js"
 import * as SecretFiles from "./SecretFiles.js"
+import { PoliciesSection } from "./ToolPolicy.js"
+import { PinsSection } from "./ToolVersion.js"
 
 /** The `permissions` section. Unknown keys are allowed and kept. */
 export const PermissionsSection = Schema.Struct(
@@ -45,7 +47,11 @@ export const SettingsFile = Schema.Struct(
     /** The input tokens of a turn past which `armature run` compacts the conversation (docs/agents.md). */
     autoCompactThreshold: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.nonNegative())),
     /** The most bytes of one call's output saved under the state directory (default 64 MiB; docs/tools.md). */
-    maxSavedOutputBytes: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.positive()))
+    maxSavedOutputBytes: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.positive())),
+    /** Retry, timeout, rate limit and circuit breaker per tool, keyed like permission rules (docs/tools.md). */
+    toolPolicies: Schema.optional(PoliciesSection),
+    /** The version each named tool runs, when several are registered (`"Deploy": "1.x"`; docs/tools.md). */
+    toolVersions: Schema.optional(PinsSection)
   },
   Schema.Record({ key: Schema.String, value: Schema.Unknown })
 )
@@ -168,13 +174,29 @@ export const jsonErrorOffset = (text: string): number => {
   return i
 }
 
+/**
+ * Why JSON text does not parse, in one whole line: what stands at the error's offset and the line it is on (Node's
+ * own message quotes the text around it, newlines and all, and a first line of it stops mid-quote).
+ */
+export const jsonErrorReason = (text: string, offset: number, fallback: string): string => {
+  if (offset >= text.length) return text.trim() === "" ? "the file is empty" : "the JSON ends too early"
+  const start = text.lastIndexOf("\n", offset - 1) + 1
+  const end = text.indexOf("\n", offset)
+  const lineText = text.slice(start, end === -1 ? text.length : end).trim()
+  const found = text[offset]
+  if (found === undefined || lineText === "") return fallback.replace(/\s+/g, " ")
+  const shown = lineText.length > 80 ? `${lineText.slice(0, 79)}…` : lineText
+  return `unexpected ${JSON.stringify(found)} in: ${shown}`
+}
+
 const parseJson = (file: string, text: string): Either.Either<unknown, SettingsJsonError> => {
   try {
     return Either.right(JSON.parse(text))
   } catch (e) {
-    const reason = e instanceof Error ? e.message : String(e)
-    const { column, line } = lineColumn(text, jsonErrorOffset(text))
-    return Either.left(new SettingsJsonError({ file, line, column, reason: reason.split("\n")[0] }))
+    const offset = jsonErrorOffset(text)
+    const { column, line } = lineColumn(text, offset)
+    const reason = jsonErrorReason(text, offset, e instanceof Error ? e.message : String(e))
+    return Either.left(new SettingsJsonError({ file, line, column, reason }))
   }
 }
 

@@ -7,6 +7,8 @@ import type { ResultContentBlock, ToolResultContent } from "./Blocks.js"
 import type { ToolFailure, ToolValidationError } from "./Errors.js"
 import { ToolSchemaError } from "./Errors.js"
 import { type PermissionMode, type PermissionOpinion, passthrough } from "./Permission.js"
+import type * as ToolPolicy from "./ToolPolicy.js"
+import * as ToolVersion from "./ToolVersion.js"
 
 /** A tool's category (what kind of thing it does). */
 export type Category = "file" | "shell" | "search" | "network" | "agent" | "workflow" | "plan" | "mcp" | "custom"
@@ -92,6 +94,8 @@ export const isWithModifier = (u: unknown): u is WithModifier<unknown> => u inst
 /** A tool definition with every field filled in. */
 export interface Tool<I, O> {
   readonly name: string
+  /** The version, for a tool registered as `name@version` (docs/tools.md, "Tool versions"). */
+  readonly version?: string | undefined
   readonly aliases: ReadonlyArray<string>
   readonly description: string
   readonly input: Schema.Schema<I, unknown>
@@ -110,6 +114,13 @@ export interface Tool<I, O> {
   readonly searchHint: string | undefined
   readonly category: Category
   readonly timeout: Option.Option<Duration.Duration>
+  /**
+   * Whether calling twice with this input does no more than calling once (an MCP server's `idempotentHint`): with
+   * read-only calls, the only ones a retry policy retries. Absent means no.
+   */
+  readonly isIdempotent?: ((input: I) => boolean) | undefined
+  /** The tool's own failure policy (retry, timeout, rate limit, circuit breaker); settings may override it. */
+  readonly policy?: ToolPolicy.Policy | undefined
   readonly validate: (input: I, ctx: ToolContext) => Effect.Effect<void, ToolValidationError>
   readonly checkPermissions: (input: I, ctx: ToolContext) => Effect.Effect<PermissionOpinion>
   readonly resources: (input: I) => ReadonlyArray<Resource>
@@ -136,7 +147,10 @@ export interface JsonObjectSchema {
 
 /** What a tool author writes: the required fields and any overrides of the fail-closed defaults. */
 export interface Definition<I, O, IE = unknown, OE = unknown, PA = unknown, PE = unknown> {
+  /** The name the model calls; `name@version` (e.g. `Deploy@2.1.0`) makes this one version of `name`. */
   readonly name: string
+  /** The version, when not given in the name. */
+  readonly version?: string
   readonly aliases?: ReadonlyArray<string>
   readonly description: string
   readonly input: Schema.Schema<I, IE>
@@ -155,6 +169,9 @@ export interface Definition<I, O, IE = unknown, OE = unknown, PA = unknown, PE =
   readonly searchHint?: string
   readonly category?: Category
   readonly timeout?: Duration.DurationInput
+  readonly isIdempotent?: (input: I) => boolean
+  /** Retries of transient failures, timeout, rate limit and circuit breaker (docs/tools.md, "Tool policies"). */
+  readonly policy?: ToolPolicy.Policy
   readonly validate?: (input: I, ctx: ToolContext) => Effect.Effect<void, ToolValidationError>
   readonly checkPermissions?: (input: I, ctx: ToolContext) => Effect.Effect<PermissionOpinion>
   readonly resources?: (input: I) => ReadonlyArray<Resource>
@@ -228,7 +245,8 @@ export const make = <I, O, IE = unknown, OE = unknown, PA = unknown, PE = unknow
   def: Definition<I, O, IE, OE, PA, PE>
 ): Effect.Effect<Tool<I, O>, ToolSchemaError> =>
   Effect.map(jsonSchemaOf(def.name, def.input as Schema.Schema.AnyNoContext), (inputJsonSchema) => ({
-    name: def.name,
+    name: ToolVersion.parse(def.name).name,
+    version: ToolVersion.parse(def.name).version ?? def.version,
     aliases: def.aliases ?? [],
     description: def.description,
     input: def.input as unknown as Schema.Schema<I, unknown>,
@@ -247,6 +265,8 @@ export const make = <I, O, IE = unknown, OE = unknown, PA = unknown, PE = unknow
     searchHint: def.searchHint,
     category: def.category ?? (def.name.startsWith("mcp__") ? "mcp" : "custom"),
     timeout: Option.map(Option.fromNullable(def.timeout), Duration.decode),
+    isIdempotent: def.isIdempotent,
+    policy: def.policy,
     validate: def.validate ?? noValidation,
     checkPermissions: def.checkPermissions ?? (() => Effect.succeed(passthrough)),
     resources: def.resources ?? (() => []),

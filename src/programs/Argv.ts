@@ -2,7 +2,7 @@
  * The command line before @effect/cli reads it. The flags each command accepts are read from the command's own
  * @effect/cli usage (so this never disagrees with the parser), and the tokens are:
  * - normalised: Claude Code's spellings become ours (`--allowedTools` → `--allowed-tools`, `--output-format` →
- *   `--output`), `-p`/`--print` and `--verbose` are accepted by `run` (where they change nothing), `-v` is
+ *   `--output`), `-p`/`--print` and `--verbose` are accepted by `run` and `resume` (where they change nothing), `-v` is
  *   `--version`;
  * - checked: an unknown flag is named with the nearest known one; a flag's value is checked against its choices
  *   and numeric limits, naming the flag and what it accepts;
@@ -47,7 +47,8 @@ export const aliases: Readonly<Record<string, string>> = {
 
 /** Flags accepted for Claude Code compatibility that change nothing here, by command. */
 const accepted: Readonly<Record<string, ReadonlyArray<string>>> = {
-  run: ["-p", "--print", "--verbose"]
+  run: ["-p", "--print", "--verbose"],
+  resume: ["-p", "--print", "--verbose"]
 }
 
 /** Flags that, as in Claude Code, take several values after one flag: `--allowedTools Read "Bash(git log:*)"`. */

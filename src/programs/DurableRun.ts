@@ -6,17 +6,18 @@
 import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { Console, Effect, Layer, Option } from "effect"
+import { Console, Effect, Layer, Option, Schedule } from "effect"
 import { InvalidInputError } from "../domain/Errors.js"
 import * as CallProcesses from "../layers/durable/CallProcesses.js"
 import * as DurableSession from "../layers/durable/DurableSession.js"
 import * as DurableStore from "../layers/durable/DurableStore.js"
+import * as SessionLease from "../layers/durable/SessionLease.js"
 import * as SilentConsole from "../layers/durable/SilentConsole.js"
 import * as OtlpExport from "../layers/observability/OtlpExport.js"
 import * as SpawnRecord from "../layers/process/SpawnRecord.js"
+import { modelOf, type OutputFormat, type RunArgs, retryOf, runAgent } from "./AgentRun.js"
 import * as Audit from "./Audit.js"
 import * as DatabaseUrl from "./DatabaseUrl.js"
-import { modelOf, type RunArgs, retryOf, runAgent } from "./RunCommand.js"
 import { engineLayer, type ResultOptions } from "./Runtime.js"
 
 /** A run's options as text: `Option`s become `{"_id":"Option",…}` (their JSON form) and come back as `Option`s. */
@@ -63,15 +64,36 @@ export const sessionEngine = (args: RunArgs, sessionId: string, audit: Audit.Aud
     onDecision: Audit.onDecision(audit)
   })
 
+/** How `resume` shows a session, when it says otherwise than the session's recorded `run` options. */
+export interface Display {
+  readonly output: Option.Option<OutputFormat>
+  readonly timeline: Option.Option<string>
+}
+
+/** Shows a session as recorded. */
+export const asRecorded: Display = { output: Option.none(), timeline: Option.none() }
+
+/** The recorded options with the display of `resume` over them (what is shown, never what runs). */
+export const withDisplay = (args: RunArgs, display: Display): RunArgs => ({
+  ...args,
+  output: Option.getOrElse(display.output, () => args.output),
+  timeline: Option.orElse(display.timeline, () => args.timeline)
+})
+
 /**
  * The body of the session workflow: the session's options are read from the store, it is marked running here, its
- * agent loop runs durably on its engine, and how it ended is recorded. Only `shown` prints its events.
+ * agent loop runs durably on its engine, and how it ended is recorded. Only `shown` prints its events, as `display`
+ * says.
  */
-const sessionBody = (shown: string) => (sessionId: string) =>
+const sessionBody = (shown: string, display: Display) => (sessionId: string) =>
   Effect.gen(function* () {
+    // the shown session's lease is held by the command; another session of the database that this engine takes up
+    // waits for its lease (a process that runs it, a `resume` of it, is let finish)
+    if (sessionId !== shown) yield* waitForLease(sessionId)
     const record = yield* DurableStore.find(sessionId)
     if (Option.isNone(record)) return yield* Effect.dieMessage(`durable session ${sessionId} has no record`)
-    const args = decodeArgs(record.value.args)
+    const recorded = decodeArgs(record.value.args)
+    const args = sessionId === shown ? withDisplay(recorded, display) : recorded
     yield* DurableStore.markRunning(sessionId, record.value.args)
     // what a crashed execution left running is gone before the replay tells the model its call was interrupted
     yield* CallProcesses.killLeftovers(sessionId)
@@ -86,18 +108,48 @@ const sessionBody = (shown: string) => (sessionId: string) =>
     )
     yield* DurableStore.markEnded(sessionId, result.subtype)
     return result
-  })
+  }).pipe(Effect.scoped)
+
+/** Takes a session's lease for the scope, waiting (a second at a time) while another process holds it. */
+export const waitForLease = (sessionId: string) =>
+  Effect.flatMap(SessionLease.SessionLease, (lease) =>
+    lease.take(sessionId).pipe(Effect.retry(Schedule.spaced("1 second")))
+  )
+
+/**
+ * Runs `effect` holding the lease of session `id` in its location's store: a second command on the same session
+ * fails at once, naming the process that runs it (usage error: exit 2). The lease is given back at the end.
+ */
+const leased =
+  (location: DurableStore.Location, id: string, command: string) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.gen(function* () {
+      const lease = yield* SessionLease.SessionLease
+      yield* lease
+        .take(id)
+        .pipe(Effect.mapError((taken) => new InvalidInputError({ message: `${command}: ${taken.message}` })))
+      return yield* Effect.provideService(effect, SessionLease.SessionLease, lease)
+    }).pipe(Effect.scoped, Effect.provide(leaseLayer(location)))
+
+/** The leases of a location's store; a database that cannot be used fails as `orUnusable` says. */
+const leaseLayer = (location: DurableStore.Location) => {
+  const leases = SessionLease.layer.pipe(Layer.provide(DurableStore.sqlLayer(location)))
+  return location._tag === "Postgres" ? Layer.mapError(leases, DatabaseUrl.unusable(location.url)) : Layer.orDie(leases)
+}
 
 /** The engine, the store and the session workflow of a location, for a command that shows `shown`. */
-const engine = (location: DurableStore.Location, shown: string) =>
-  DurableSession.layer(sessionBody(shown)).pipe(
+const engine = (location: DurableStore.Location, shown: string, display: Display) =>
+  DurableSession.layer(sessionBody(shown, display)).pipe(
     Layer.provideMerge(DurableStore.engineLayer(location)),
     Layer.provideMerge(DurableStore.sqlLayer(location))
   )
 
-/** Runs a session (new or resumed) to its end on the engine of its location. */
-const execute = (location: DurableStore.Location, id: string) =>
-  DurableSession.SessionWorkflow.execute({ sessionId: id }).pipe(Effect.provide(engine(location, id)), Effect.asVoid)
+/** Runs a session (new or resumed) to its end on the engine of its location; its lease is held by the caller. */
+const execute = (location: DurableStore.Location, id: string, display: Display = asRecorded) =>
+  DurableSession.SessionWorkflow.execute({ sessionId: id }).pipe(
+    Effect.provide(engine(location, id, display)),
+    Effect.asVoid
+  )
 
 /** `armature run --durable`: a new durable session. */
 export const runDurable = (args: RunArgs) =>
@@ -115,11 +167,14 @@ export const runDurable = (args: RunArgs) =>
       Effect.provide(DurableStore.sqlLayer(location)),
       orUnusable(location)
     )
-    yield* execute(location, id)
+    yield* execute(location, id).pipe(leased(location, id, "run"))
   })
 
-/** `armature resume SESSION_ID`: continues a durable session from its last persisted step. */
-export const resume = (id: string, database: Option.Option<string>) =>
+/**
+ * `armature resume SESSION_ID`: continues a durable session from its last persisted step, printed as `display` says
+ * (by default as the session's `run` asked).
+ */
+export const resume = (id: string, database: Option.Option<string>, display: Display = asRecorded) =>
   Effect.gen(function* () {
     if (Option.isSome(database)) yield* DatabaseUrl.check(database.value)
     const stateDir = stateDirOf(process.cwd())
@@ -129,23 +184,27 @@ export const resume = (id: string, database: Option.Option<string>) =>
         message: `resume: no durable session ${id} (${location.file} not found; sessions lists them)`
       })
     }
-    const record = yield* DurableStore.find(id).pipe(
-      Effect.provide(DurableStore.sqlLayer(location)),
-      orUnusable(location)
-    )
-    if (Option.isNone(record)) return yield* new InvalidInputError({ message: `resume: no durable session ${id}` })
-    const state = DurableStore.stateOf(record.value)
-    if (state === "running") {
-      return yield* new InvalidInputError({
-        message: `resume: session ${id} is running (process ${record.value.pid} on ${record.value.host})`
-      })
-    }
-    if (state !== "interrupted") {
-      yield* Console.error(`armature: session ${id} has already ended (${state})`)
-      if (state !== "success") process.exitCode = 1
-      return
-    }
-    yield* execute(location, id)
+    // the lease first: of two resumes of one session, one runs it and the other is refused, whatever their timing
+    yield* Effect.gen(function* () {
+      const record = yield* DurableStore.find(id).pipe(
+        Effect.provide(DurableStore.sqlLayer(location)),
+        orUnusable(location)
+      )
+      if (Option.isNone(record)) return yield* new InvalidInputError({ message: `resume: no durable session ${id}` })
+      const state = DurableStore.stateOf(record.value)
+      if (state === "running") {
+        // alive, yet without the lease: a process of another host, or one that has not taken it yet
+        return yield* new InvalidInputError({
+          message: `resume: session ${id} is being run by pid ${record.value.pid} on ${record.value.host}`
+        })
+      }
+      if (state !== "interrupted") {
+        yield* Console.error(`armature: session ${id} has already ended (${state})`)
+        if (state !== "success") process.exitCode = 1
+        return
+      }
+      yield* execute(location, id, display)
+    }).pipe(leased(location, id, "resume"))
   })
 
 /** `armature sessions`: the durable sessions with their state, as a table or JSON lines. */

@@ -9,6 +9,7 @@ import { Effect, Layer, Logger, Option } from "effect"
 import * as Armature from "../Armature.js"
 import { type PermissionDecision, permissionModes } from "../domain/Permission.js"
 import type { SettingSourceKind } from "../domain/Settings.js"
+import * as FileAccess from "../layers/files/FileAccess.js"
 import * as CallLog from "../layers/observability/CallLog.js"
 import * as RulePermissionPolicy from "../layers/permissions/RulePermissionPolicy.js"
 import * as TerminalApprover from "../layers/permissions/TerminalApprover.js"
@@ -24,6 +25,7 @@ import { McpClients } from "../services/McpClients.js"
 import type { PermissionRequest } from "../services/PermissionPolicy.js"
 import type { Sandbox } from "../services/Sandbox.js"
 import * as SandboxPort from "../services/Sandbox.js"
+import { Settings } from "../services/Settings.js"
 import * as Summarizer from "../services/Summarizer.js"
 
 /** Options shared by every command that runs tools. */
@@ -174,36 +176,50 @@ export const engineLayer = (options: EngineOptions, extras: EngineExtras = {}) =
   })
   return Layer.unwrapEffect(
     Effect.map(sources, (settingSources: ReadonlyArray<SettingSourceKind> | undefined) =>
-      Armature.layerNode({
-        cwd: options.cwd,
-        sessionId: extras.sessionId,
-        settingSources,
-        settingsFiles: options.settings,
-        allowedTools: options.allowedTools,
-        disallowedTools: options.disallowedTools,
-        permissionMode: Option.getOrUndefined(options.permissionMode),
-        maxConcurrency: Option.getOrUndefined(options.maxConcurrency),
-        sandbox: options.noSandbox ? false : options.sandbox ? true : undefined,
-        approver: extras.approver !== "headless" && interactive ? TerminalApprover.layer : "headless",
-        mcpConfig: Option.getOrUndefined(options.mcpConfig),
-        mcpProject: true,
-        mcp: { stderr: extras.mcpStderr ?? "ignore", samplingModel: extras.samplingModel },
-        model: extras.model,
-        transcript: extras.transcript,
-        modelRetry: extras.modelRetry,
-        resultStore: resultStoreOf(extras.results?.resultStrategy),
-        overrides: {
-          ...(extras.results?.resultCache === true
-            ? { resultCache: ResultCacheLive.layer({ tools: cachedTools }) }
-            : {}),
-          ...(extras.onDecision === undefined
-            ? {}
-            : { policy: CallLog.recordingPolicy(RulePermissionPolicy.layer, extras.onDecision) })
-        }
-      })
+      Layer.provideMerge(
+        sweepLayer(options.cwd),
+        Armature.layerNode({
+          cwd: options.cwd,
+          sessionId: extras.sessionId,
+          settingSources,
+          settingsFiles: options.settings,
+          allowedTools: options.allowedTools,
+          disallowedTools: options.disallowedTools,
+          permissionMode: Option.getOrUndefined(options.permissionMode),
+          maxConcurrency: Option.getOrUndefined(options.maxConcurrency),
+          sandbox: options.noSandbox ? false : options.sandbox ? true : undefined,
+          approver: extras.approver !== "headless" && interactive ? TerminalApprover.layer : "headless",
+          mcpConfig: Option.getOrUndefined(options.mcpConfig),
+          mcpProject: true,
+          mcp: { stderr: extras.mcpStderr ?? "ignore", samplingModel: extras.samplingModel },
+          model: extras.model,
+          transcript: extras.transcript,
+          modelRetry: extras.modelRetry,
+          resultStore: resultStoreOf(extras.results?.resultStrategy),
+          overrides: {
+            ...(extras.results?.resultCache === true
+              ? { resultCache: ResultCacheLive.layer({ tools: cachedTools }) }
+              : {}),
+            ...(extras.onDecision === undefined
+              ? {}
+              : { policy: CallLog.recordingPolicy(RulePermissionPolicy.layer, extras.onDecision) })
+          }
+        })
+      )
     )
   )
 }
+
+/**
+ * At start, the temp files that writes killed outright (SIGKILL) left in the working directories (the cwd and the
+ * settings' additionalDirectories) are removed; a subdirectory is cleaned when this process first writes into it.
+ */
+const sweepLayer = (cwd: string) =>
+  Layer.effectDiscard(
+    Effect.flatMap(Settings, (settings) =>
+      FileAccess.sweepStaleTemps([cwd, ...settings.permissions.additionalDirectories])
+    )
+  )
 
 /** Waits until every configured MCP server has made its first connection attempt (no-op without MCP). */
 export const mcpReady = Effect.flatMap(

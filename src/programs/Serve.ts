@@ -26,16 +26,17 @@ import * as CallProcesses from "../layers/durable/CallProcesses.js"
 import * as DurableSession from "../layers/durable/DurableSession.js"
 import * as DurableStore from "../layers/durable/DurableStore.js"
 import * as SessionEvents from "../layers/durable/SessionEvents.js"
+import * as SessionLease from "../layers/durable/SessionLease.js"
 import * as OtlpExport from "../layers/observability/OtlpExport.js"
 import * as SpawnRecord from "../layers/process/SpawnRecord.js"
 import { CallJournal } from "../services/CallJournal.js"
 import { LanguageModel } from "../services/LanguageModel.js"
 import { Transcript, type TranscriptEntry } from "../services/Transcript.js"
+import type { RunArgs } from "./AgentRun.js"
+import { runAgent } from "./AgentRun.js"
 import * as Audit from "./Audit.js"
 import { causeOf, withoutPassword } from "./DatabaseUrl.js"
-import { decodeArgs, encodeArgs, sessionEngine, stateDirOf } from "./DurableRun.js"
-import type { RunArgs } from "./RunCommand.js"
-import { runAgent } from "./RunCommand.js"
+import { decodeArgs, encodeArgs, sessionEngine, stateDirOf, waitForLease } from "./DurableRun.js"
 import { failure, guard, jsonBody } from "./ServeGuard.js"
 import * as ServeToken from "./ServeToken.js"
 
@@ -103,8 +104,15 @@ const interruptsOf = (sql: SqlClient.SqlClient, id: string, n: number): Stream.S
 const sessionBody = (sessionId: string) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    // one owner: a `resume` of the session (or a runner cut off from the others that still runs it) is let finish
+    yield* waitForLease(sessionId)
+    // a new session is taken up once; one given up as never started (its runner died) stays so and runs nothing
+    const claimed = yield* DurableStore.claimStart(sessionId)
     const record = yield* DurableStore.find(sessionId)
     if (Option.isNone(record)) return yield* Effect.dieMessage(`durable session ${sessionId} has no record`)
+    if (!claimed && record.value.state === DurableStore.notStarted) {
+      return yield* Effect.logWarning(`armature serve: session ${sessionId} was given up before it started`)
+    }
     const args = decodeArgs(record.value.args)
     const prompts = yield* promptsOf(sessionId)
     // what an execution that died (this runner's or another's) left running is gone before this one goes on
@@ -146,7 +154,10 @@ const sessionBody = (sessionId: string) =>
             ? Effect.failCause(cause)
             : Effect.gen(function* () {
                 const message = Cause.pretty(cause).split("\n")[0]
-                yield* Effect.logError(`armature serve: session ${sessionId}: ${message}`)
+                // one line on the runner's own stderr (the Console here is the session's events)
+                yield* Effect.sync(
+                  () => void process.stderr.write(`armature serve: session ${sessionId}: ${message}\n`)
+                )
                 yield* Console.log(
                   JSON.stringify({
                     type: "result",
@@ -167,7 +178,31 @@ const sessionBody = (sessionId: string) =>
         yield* SessionEvents.changed(sessionId)
       }
     }
-  })
+  }).pipe(Effect.scoped)
+
+/** How long a new session may wait to be taken up by a runner before it is given up as never started. */
+const startGraceMs = 60_000
+
+/**
+ * Gives up the sessions that stayed starting past `startGraceMs` (the runner that took their request died before
+ * handing them to the cluster): each is marked not started, its events end with an error result, its readers are
+ * told. Any runner does it; a session is given up once (one UPDATE decides).
+ */
+const giveUpUnstarted = Effect.gen(function* () {
+  const ids = yield* DurableStore.giveUpStarting(startGraceMs)
+  for (const id of ids) {
+    const line = JSON.stringify({
+      type: "result",
+      subtype: DurableStore.notStarted,
+      is_error: true,
+      session_id: id,
+      result: `the session never started: no runner took it up within ${startGraceMs / 1000} s of its creation`
+    })
+    yield* SessionEvents.append(id, 1, line)
+    yield* SessionEvents.changed(id)
+    yield* Console.error(`armature serve: session ${id} never started; marked ${DurableStore.notStarted}`)
+  }
+})
 
 /** The body of `POST /sessions`: the prompt and the run options a request may set. */
 const StartBody = Schema.Struct({
@@ -235,7 +270,7 @@ const eventLines = (
               const next = rows[rows.length - 1].seq
               return [Chunk.fromIterable(rows.map((r) => `${r.line}\n`)), Option.some(next)] as const
             }
-            if (Option.isNone(record) || record.value.state !== "running") {
+            if (Option.isNone(record) || !isLive(record.value.state)) {
               return [Chunk.empty<string>(), Option.none<number>()] as const
             }
             yield* woken.take.pipe(
@@ -247,6 +282,9 @@ const eventLines = (
       )
     )
   )
+
+/** Whether a session's state may still change by itself (its events are not over). */
+const isLive = (state: string): boolean => state === "running" || state === DurableStore.starting
 
 /** A 429 reply: too many of something at once; try again after a few seconds. */
 const busy = (message: string) => failure(429, message, { "retry-after": "5" })
@@ -260,7 +298,7 @@ const promptTooLong = (prompt: string, max: number) =>
 /** The sessions this runner runs or has just started (running, on this host under this pid). */
 const sessionsHere = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM armature_sessions
-    WHERE state = 'running' AND pid = ${process.pid} AND host = ${Os.hostname()}`.pipe(
+    WHERE state IN ('running', ${DurableStore.starting}) AND pid = ${process.pid} AND host = ${Os.hostname()}`.pipe(
     Effect.map((rows) => Number(rows[0]?.n ?? 0))
   )
 ).pipe(Effect.orDie)
@@ -354,7 +392,8 @@ const router = (options: ServeOptions, changes: PubSub.PubSub<string>) => {
           permissionMode:
             body.permission_mode === undefined ? options.defaults.permissionMode : Option.some(body.permission_mode)
         }
-        yield* Effect.orDie(DurableStore.markRunning(id, encodeArgs(args)))
+        // starting until a runner takes it up: should this runner die before the cluster has it, it is given up
+        yield* Effect.orDie(DurableStore.markStarting(id, encodeArgs(args)))
         // handed to the cluster: the runner that holds the session's shard runs it
         yield* DurableSession.SessionWorkflow.execute({ sessionId: id }, { discard: true })
         return HttpServerResponse.unsafeJson({ session_id: id }, { status: 201 })
@@ -391,8 +430,17 @@ const router = (options: ServeOptions, changes: PubSub.PubSub<string>) => {
         // one follow-up at a time: the session takes a prompt only when its last run has ended
         const taken = yield* sql<{ prompts: number }>`UPDATE armature_sessions
           SET prompts = prompts + 1, state = 'running', updated_at = ${Date.now()}
-          WHERE id = ${record.id} AND state <> 'running' RETURNING prompts`.pipe(Effect.orDie)
-        if (taken.length === 0) return yield* failure(409, `session ${record.id} is running; interrupt it or wait`)
+          WHERE id = ${record.id} AND state NOT IN ('running', ${DurableStore.starting}, ${DurableStore.notStarted})
+          RETURNING prompts`.pipe(Effect.orDie)
+        if (taken.length === 0) {
+          const now = yield* sessionOfRoute
+          return yield* failure(
+            409,
+            now.state === DurableStore.notStarted
+              ? `session ${record.id} never started; start a new one`
+              : `session ${record.id} is running; interrupt it or wait`
+          )
+        }
         const n = Number(taken[0].prompts) - 1
         const executionId = yield* DurableSession.SessionWorkflow.executionId({ sessionId: record.id })
         const deferred = followUp(n)
@@ -411,7 +459,12 @@ const router = (options: ServeOptions, changes: PubSub.PubSub<string>) => {
       Effect.gen(function* () {
         const record = yield* sessionOfRoute
         yield* jsonBody(InterruptBody, options.maxBody)
-        if (record.state !== "running") return yield* failure(409, `session ${record.id} is not running`)
+        if (record.state === DurableStore.starting) {
+          return yield* failure(409, `session ${record.id} has not started yet; try again in a moment`)
+        }
+        if (record.state !== "running") {
+          return yield* failure(409, `session ${record.id} is not running (${record.state})`)
+        }
         const prompts = yield* Effect.orDie(promptsOf(record.id))
         yield* Effect.orDie(SessionEvents.requestInterrupt(record.id, prompts - 1))
         return HttpServerResponse.unsafeJson({ session_id: record.id, interrupted: prompts - 1 }, { status: 202 })
@@ -437,9 +490,17 @@ export const serve = (options: ServeOptions) =>
       allowOrigins: new Set(options.allowOrigins)
     })
     yield* Effect.gen(function* () {
-      yield* DurableStore.list
-      yield* SessionEvents.ensureTables
-      yield* ensurePromptsColumn
+      // runners started together on a new database make its tables one at a time
+      yield* DurableStore.withSchemaLock(
+        Effect.gen(function* () {
+          yield* DurableStore.clusterTables
+          yield* DurableStore.list
+          yield* SessionEvents.ensureTables
+          yield* ensurePromptsColumn
+          yield* CallProcesses.ensureTable
+          yield* SessionLease.ensureTable
+        })
+      )
       // the call processes of runners on this machine that died
       const killed = yield* CallProcesses.killOrphans
       if (killed > 0) yield* Console.error(`armature serve: killed ${killed} process groups left by runners that died`)
@@ -464,12 +525,21 @@ export const serve = (options: ServeOptions) =>
                 `token: ${token.source === ServeToken.tokenVariable ? `from ${token.source}` : `in ${token.source}`}`
             )
         )
+      ),
+      // sessions whose runner died before handing them over end as not started, found by whichever runner looks
+      Layer.scopedDiscard(
+        Effect.forkScoped(
+          giveUpUnstarted.pipe(
+            Effect.catchAllCause((cause) => Effect.logWarning("armature serve: giving up unstarted sessions", cause)),
+            Effect.repeat(Schedule.spaced("5 seconds"))
+          )
+        )
       )
     )
     yield* Layer.launch(
       app.pipe(
         Layer.provide(NodeHttpServer.layer(createServer, { host: options.host, port: options.port })),
-        Layer.provide(DurableSession.layer(sessionBody)),
+        Layer.provide(DurableSession.layer(sessionBody).pipe(Layer.provide(SessionLease.layer))),
         Layer.provideMerge(DurableStore.runnerLayer({ host: options.runnerHost, port: options.runnerPort })),
         Layer.provideMerge(sql)
       )

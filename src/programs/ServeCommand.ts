@@ -5,7 +5,7 @@
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { Command, Options } from "@effect/cli"
-import { Effect, Option } from "effect"
+import { Effect, Logger, LogLevel, Option } from "effect"
 import { InvalidInputError } from "../domain/Errors.js"
 import * as DatabaseUrl from "./DatabaseUrl.js"
 import * as ExitCode from "./ExitCode.js"
@@ -136,30 +136,35 @@ export const command = Command.make("serve", options, (args) =>
           message: `serve could not be loaded (${(e instanceof Error ? e.message : String(e)).split("\n")[0]})`
         })
     })
-    yield* serve.serve({
-      database,
-      host,
-      port,
-      runnerHost: Option.getOrElse(runnerHost, () => host),
-      runnerPort,
-      tokenFile: Option.getOrUndefined(tokenFile),
-      allowOrigins: allowOrigin,
-      allowHosts: allowHost,
-      maxBody,
-      projects: (project.length > 0 ? project : [defaults.cwd]).map((dir) => Fs.realpathSync(Path.resolve(dir))),
-      maxPrompt,
-      maxSessions,
-      maxStreams,
-      maxSessionStreams,
-      defaults: {
-        ...defaults,
-        output: "stream-json",
-        resume: Option.none(),
-        timeline: Option.none(),
-        durable: true,
-        database: Option.some(database)
-      }
-    })
+    yield* serve
+      .serve({
+        database,
+        host,
+        port,
+        runnerHost: Option.getOrElse(runnerHost, () => host),
+        runnerPort,
+        tokenFile: Option.getOrUndefined(tokenFile),
+        allowOrigins: allowOrigin,
+        allowHosts: allowHost,
+        maxBody,
+        projects: (project.length > 0 ? project : [defaults.cwd]).map((dir) => Fs.realpathSync(Path.resolve(dir))),
+        maxPrompt,
+        maxSessions,
+        maxStreams,
+        maxSessionStreams,
+        defaults: {
+          ...defaults,
+          output: "stream-json",
+          resume: Option.none(),
+          timeline: Option.none(),
+          durable: true,
+          database: Option.some(database)
+        }
+      })
+      .pipe(
+        // the runner prints its own start line; @effect/cluster's INFO logs ("Listening on: …") are not for people
+        Logger.withMinimumLogLevel(LogLevel.Warning)
+      )
   }).pipe(ExitCode.onInvalidInput)
 ).pipe(
   Command.withDescription(

@@ -17,10 +17,23 @@ export const resume = Command.make(
   "resume",
   {
     sessionId: Args.text({ name: "SESSION_ID" }).pipe(Args.withDescription("The durable session to continue")),
-    database
+    database,
+    output: Options.choice("output", ["text", "json", "stream-json"]).pipe(
+      Options.withDescription(
+        "text, json (the result object) or stream-json (JSON Lines: init, messages, result); default: the format " +
+          "the session was started with"
+      ),
+      Options.optional
+    ),
+    timeline: Options.text("timeline").pipe(
+      Options.withDescription("Write a self-contained HTML picture of the resumed turns to this file"),
+      Options.optional
+    )
   },
-  ({ database, sessionId }) =>
-    Effect.flatMap(load, (durable) => durable.resume(sessionId, database)).pipe(ExitCode.onInvalidInput)
+  ({ database, output, sessionId, timeline }) =>
+    Effect.flatMap(load, (durable) => durable.resume(sessionId, database, { output, timeline })).pipe(
+      ExitCode.onInvalidInput
+    )
 ).pipe(
   Command.withDescription(
     "Continue a durable session (run --durable) that was cut short: stored turns and tool results are replayed, not re-run"

@@ -6,7 +6,10 @@ import { NodeContext } from "@effect/platform-node"
 import { Console, Effect, Layer, Option } from "effect"
 import * as Tool from "../domain/Tool.js"
 import * as ToolSearchQuery from "../domain/ToolSearchQuery.js"
+import * as Skills from "../layers/agent/Skills.js"
 import * as SettingsLoader from "../layers/settings/SettingsLoader.js"
+import * as SkillTool from "../layers/tools/Skill.js"
+import { Settings } from "../services/Settings.js"
 import { ToolRegistry } from "../services/ToolRegistry.js"
 import { mcpReady, toolsLayer } from "./Runtime.js"
 
@@ -52,7 +55,8 @@ const withPool =
             )
           )
         ).pipe(
-          Layer.provideMerge(toolsLayer(options.cwd)),
+          // the skills of the project and the user, with the settings' home
+          Layer.provideMerge(SkillTool.layer.pipe(Layer.provideMerge(toolsLayer(options.cwd)))),
           Layer.provideMerge(
             SettingsLoader.layer({ projectDir: options.cwd, cwd: options.cwd, settingsFiles: options.settings })
           ),
@@ -92,9 +96,24 @@ const list = Command.make(
     Effect.gen(function* () {
       const registry = yield* ToolRegistry
       const pool = yield* registry.pool()
+      const settings = yield* Settings
+      // every registered version of each listed tool that has versions (oldest first)
+      const versions = new Map<string, ReadonlyArray<string>>()
+      for (const tool of pool) {
+        if (tool.version === undefined) continue
+        const all = yield* registry.versions(tool.name)
+        versions.set(
+          tool.name,
+          all.flatMap((t) => (t.source === tool.source && t.version !== undefined ? [t.version] : []))
+        )
+      }
+      const nameOf = (tool: (typeof pool)[number]) =>
+        tool.version === undefined ? tool.name : `${tool.name}@${tool.version}`
+      const { skills } = yield* Skills.load({ projectDir: settings.projectDir, home: settings.home })
       if (json) {
         const rows = pool.map((tool) => ({
           name: tool.name,
+          ...(tool.version === undefined ? {} : { version: tool.version, versions: versions.get(tool.name) ?? [] }),
           aliases: tool.aliases,
           category: tool.category,
           source: tool.source,
@@ -102,21 +121,43 @@ const list = Command.make(
           interruptBehavior: tool.interruptBehavior,
           cancelsSiblingsOnError: tool.cancelsSiblingsOnError,
           maxResultSizeChars: Number.isFinite(tool.maxResultSizeChars) ? tool.maxResultSizeChars : null,
-          description: tool.description.split("\n")[0]
+          description: tool.description.split("\n")[0],
+          ...(tool.name === SkillTool.name && tool.source === "builtin"
+            ? {
+                skills: skills.map((s) => ({
+                  name: s.name,
+                  description: s.description,
+                  source: s.source,
+                  file: s.file,
+                  allowedTools: s.allowedTools
+                }))
+              }
+            : {})
         }))
         yield* Console.log(JSON.stringify(rows, null, 2))
         return
       }
-      const width = Math.max(4, ...pool.map((t) => t.name.length))
+      const width = Math.max(4, ...pool.map((t) => nameOf(t).length))
       yield* Console.log(`${"NAME".padEnd(width)}  ${"CATEGORY".padEnd(8)}  DESCRIPTION`)
       for (const tool of pool) {
-        const extra = flags(tool)
+        const others = (versions.get(tool.name) ?? []).filter((v) => v !== tool.version)
+        const extra = [flags(tool), others.length > 0 ? `other versions: ${others.join(", ")}` : ""]
+          .filter((s) => s !== "")
+          .join("; ")
         yield* Console.log(
-          `${tool.name.padEnd(width)}  ${tool.category.padEnd(8)}  ${tool.description.split("\n")[0]}${extra ? ` [${extra}]` : ""}`
+          `${nameOf(tool).padEnd(width)}  ${tool.category.padEnd(8)}  ${tool.description.split("\n")[0]}${extra ? ` [${extra}]` : ""}`
         )
       }
+      if (skills.length > 0 && pool.some((tool) => tool.name === SkillTool.name)) {
+        const skillWidth = Math.max(5, ...skills.map((s) => s.name.length))
+        yield* Console.log(`\n${"SKILL".padEnd(skillWidth)}  ${"SOURCE".padEnd(7)}  DESCRIPTION`)
+        for (const s of skills) {
+          const grants = s.allowedTools.length > 0 ? ` [allowed-tools: ${s.allowedTools.join(", ")}]` : ""
+          yield* Console.log(`${s.name.padEnd(skillWidth)}  ${s.source.padEnd(7)}  ${s.description}${grants}`)
+        }
+      }
     }).pipe(withPool(pool))
-).pipe(Command.withDescription("List the tools in the pool, in the order the model sees them"))
+).pipe(Command.withDescription("List the tools in the pool, in the order the model sees them, then the skills"))
 
 const schema = Command.make("schema", { cwd, settings, mcpConfig }, (pool) =>
   Effect.flatMap(apiTools, (tools) => Console.log(JSON.stringify(tools, null, 2))).pipe(withPool(pool))

@@ -5,6 +5,7 @@
 import { Context, Duration, Schedule, Schema, type Stream } from "effect"
 import type { ToolResult, ToolUse } from "../domain/Blocks.js"
 import type { ApiToolDefinition } from "../domain/Tool.js"
+import type * as WebSearch from "../domain/WebSearch.js"
 
 /** The model used when none is given. */
 export const defaultModel = "claude-sonnet-5-5"
@@ -24,11 +25,17 @@ export interface TextContent {
   readonly cache_control?: CacheControl
 }
 
-/** A block of an assistant message: text, a tool call, or thinking passed through untouched. */
+/**
+ * A block of an assistant message: text, a tool call, or blocks passed through untouched — thinking, and a server
+ * tool's call and result (`server_tool_use`, `web_search_tool_result`: run by the API itself, see WebSearch).
+ */
 export type AssistantContent =
   | TextContent
   | ToolUse
-  | { readonly type: "thinking" | "redacted_thinking"; readonly [key: string]: unknown }
+  | {
+      readonly type: "thinking" | "redacted_thinking" | "server_tool_use" | "web_search_tool_result"
+      readonly [key: string]: unknown
+    }
 
 /** A block of a user message: text or a tool result. */
 export type UserContent = TextContent | ToolResult
@@ -38,10 +45,8 @@ export type Message =
   | { readonly role: "user"; readonly content: string | ReadonlyArray<UserContent> }
   | { readonly role: "assistant"; readonly content: ReadonlyArray<AssistantContent> }
 
-/** A tool definition as sent, optionally a cache breakpoint. */
-export interface RequestTool extends ApiToolDefinition {
-  readonly cache_control?: CacheControl
-}
+/** A tool definition as sent (a client tool, or a server tool the API runs), optionally a cache breakpoint. */
+export type RequestTool = (ApiToolDefinition | WebSearch.ServerTool) & { readonly cache_control?: CacheControl }
 
 /** One request to the model. */
 export interface ModelRequest {

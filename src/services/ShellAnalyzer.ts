@@ -50,6 +50,12 @@ export interface ShellAnalysis {
    * unparsable input. Each entry is a short human reason, e.g. "command substitution $(…)".
    */
   readonly dangers: ReadonlyArray<string>
+  /**
+   * Why the line is not enumerable: constructs and builtins through which it may start a program the analysis cannot
+   * name (`trap` with code, `${x@P}`, arithmetic on a name, `declare -n`, …; see `Enumerability.ts`). Absent or
+   * empty: every program the line can start is among `commands` and their forms.
+   */
+  readonly opaque?: ReadonlyArray<string> | undefined
   /** True only when every simple command is read-only and there are no dangers. */
   readonly readOnly: boolean
   /** The line's commands and redirections as paths are concerned, in order (absent: nothing known). */

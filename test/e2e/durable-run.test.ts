@@ -60,13 +60,14 @@ const until = (what: string, condition: () => boolean) =>
     Effect.orDie
   )
 
-/** Lets a process blocked reading the fifo go (if one still reads it). */
-const release = (fifo: string) => {
+/** Lets a process blocked reading the fifo go; false when nobody reads it (yet, or any more). */
+const release = (fifo: string): boolean => {
   try {
     const fd = Fs.openSync(fifo, Fs.constants.O_WRONLY | Fs.constants.O_NONBLOCK)
     Fs.closeSync(fd)
+    return true
   } catch {
-    // nobody reads it any more
+    return false
   }
 }
 
@@ -134,11 +135,18 @@ describe.each(stores)("armature run --durable, $name", ({ database }) => {
         const listed = yield* run(["sessions", "--json", ...store], dir, env)
         expect(jsonLines(listed.stdout)).toMatchObject([{ session_id: sessionId, state: "interrupted" }])
 
-        const resumed = yield* run(["resume", sessionId, ...store], dir, env)
+        // resume takes run's output flags (Claude Code's spelling too): the session was started with stream-json
+        const timeline = Path.join(dir, "resumed.html")
+        const resumed = yield* run(
+          ["resume", sessionId, "--output-format", "json", "--verbose", "--timeline", timeline, ...store],
+          dir,
+          env
+        )
         expect(resumed.stderr).not.toContain("Error")
-        expect(resumed.code).toBe(0)
-        const result = jsonLines(resumed.stdout).at(-1)
+        expect(resumed.code, resumed.stderr).toBe(0)
+        const result = JSON.parse(resumed.stdout) as Record<string, unknown>
         expect(result).toMatchObject({ type: "result", subtype: "success", session_id: sessionId })
+        expect(Fs.readFileSync(timeline, "utf8")).toContain("<html")
         // the first call's side effect happened exactly once
         expect(Fs.readFileSync(Path.join(dir, "side.txt"), "utf8")).toBe("ran\n")
         // turn 1 was replayed from the store; the model was asked once more, with both results in order
@@ -213,5 +221,70 @@ describe.each(stores)("armature run --durable, $name", ({ database }) => {
         expect(Fs.existsSync(Path.join(dir, "finished"))).toBe(false)
       }),
     180_000
+  )
+
+  it.scopedLive(
+    "two resumes of one session started together: one runs it, the other exits 2 at once naming the first (3 rounds)",
+    () =>
+      Effect.gen(function* () {
+        const store = yield* database
+        const dir = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-durable-lease-")))
+        const gate = Path.join(dir, "gate")
+        ChildProcess.execFileSync("mkfifo", [gate])
+        yield* Effect.addFinalizer(() => Effect.sync(() => release(gate)))
+        const rounds = 3
+        // every turn asks for one call that marks its start and then waits at the gate; the last turn ends the run
+        const blocked = (n: number) => MessagesServer.message([bash(`toolu_${n}`, `touch started-${n} && cat gate`)])
+        const server = yield* MessagesServer.make([
+          ...Array.from({ length: rounds + 1 }, (_, i) => blocked(i + 1)),
+          MessagesServer.message([{ type: "text", text: "All done." }])
+        ])
+        const env = { ANTHROPIC_BASE_URL: server.url }
+        const flags = ["--output", "stream-json", "--permission-mode", "bypassPermissions", "--cwd", dir, ...store]
+        const first = start(["run", "--durable", "wait at the gate", ...flags], dir, env)
+        yield* until("the first call to start", () => Fs.existsSync(Path.join(dir, "started-1")))
+        first.child.kill("SIGKILL")
+        const killed = yield* Effect.promise(() => first.ended)
+        const sessionId = String(
+          jsonLines(killed.stdout).find((e) => e.type === "system" && e.subtype === "init")?.session_id
+        )
+        for (let round = 1; round <= rounds; round++) {
+          const pair = [
+            start(["resume", sessionId, ...store], dir, env),
+            start(["resume", sessionId, ...store], dir, env)
+          ]
+          const exited = () => pair.filter((p) => p.child.exitCode !== null)
+          // the winner asked the model and is in its next call; the other one has exited
+          yield* until(
+            `round ${round}: one resume to run the next call and the other to exit`,
+            () => Fs.existsSync(Path.join(dir, `started-${round + 1}`)) && exited().length === 1
+          )
+          const loser = pair.find((p) => p.child.exitCode !== null)
+          const winner = pair.find((p) => p.child.exitCode === null)
+          if (loser === undefined || winner === undefined) return yield* Effect.dieMessage("no loser and winner")
+          const lost = yield* Effect.promise(() => loser.ended)
+          expect(lost.code).toBe(2)
+          expect(lost.stderr).toBe(`armature: resume: session ${sessionId} is being run by pid ${winner.child.pid}\n`)
+          expect(lost.stdout).toBe("")
+          // only the winner asked the model: one request per round
+          expect(server.requests).toHaveLength(round + 1)
+          if (round < rounds) {
+            winner.child.kill("SIGKILL")
+            yield* Effect.promise(() => winner.ended)
+          } else {
+            yield* until("the last call to read its gate", () => release(gate))
+            const won = yield* Effect.promise(() => winner.ended)
+            expect(won.code).toBe(0)
+            expect(jsonLines(won.stdout).at(-1)).toMatchObject({ type: "result", subtype: "success" })
+          }
+        }
+        expect(server.requests).toHaveLength(rounds + 2)
+        // each killed call was reported once as cut off by a crash, never run again
+        expect(server.requests[1].body.messages.at(-1)).toEqual({
+          role: "user",
+          content: [{ type: "tool_result", tool_use_id: "toolu_1", content: crashedText("Bash"), is_error: true }]
+        })
+      }),
+    400_000
   )
 })

@@ -137,7 +137,7 @@ const fromJson = (body: Buffer) =>
   }))
 
 const runExec = (cwd: string, file: string, env: Record<string, string>) =>
-  new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+  new Promise<{ code: number; stdout: string; stderr: string; tailMs: number }>((resolve) => {
     const child = spawn(process.execPath, [bin, "exec", file, "--output", "json", "--disallowed-tools", "Bash(rm:*)"], {
       cwd,
       env: { ...process.env, ARMATURE_STATE_DIR: Path.join(cwd, ".state"), HOME: cwd, ...env },
@@ -145,9 +145,40 @@ const runExec = (cwd: string, file: string, env: Record<string, string>) =>
     })
     let stdout = ""
     let stderr = ""
-    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()))
+    let lastOutput = Date.now()
+    child.stdout.on("data", (c: Buffer) => {
+      stdout += c.toString()
+      lastOutput = Date.now()
+    })
     child.stderr.on("data", (c: Buffer) => (stderr += c.toString()))
-    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }))
+    // tailMs: from the command's last output (its result) to the process's exit
+    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr, tailMs: Date.now() - lastOutput }))
+  })
+
+/** A port with nothing listening (bound, then closed). */
+const closedPort = () =>
+  new Promise<number>((resolve) => {
+    const server = Http.createServer()
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as AddressInfo
+      server.close(() => resolve(port))
+    })
+  })
+
+/** A collector that accepts every request and never answers. */
+const silentCollector = () =>
+  new Promise<{ url: string; close: () => void }>((resolve) => {
+    const server = Http.createServer(() => undefined)
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as AddressInfo
+      resolve({
+        url: `http://127.0.0.1:${port}`,
+        close: () => {
+          server.closeAllConnections()
+          server.close()
+        }
+      })
+    })
   })
 
 const calls = [
@@ -157,6 +188,32 @@ const calls = [
 ]
 
 describe("OTLP export (armature exec as a process)", () => {
+  it.each(["nothing listening", "a collector that never answers"] as const)(
+    "%s: the work ends as usual, the exit waits about a second at most, one warning line",
+    async (kind) => {
+      const silent = kind === "nothing listening" ? undefined : await silentCollector()
+      try {
+        const url = silent?.url ?? `http://127.0.0.1:${await closedPort()}`
+        const cwd = Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-otlp-down-"))
+        const file = Path.join(cwd, "calls.json")
+        Fs.writeFileSync(file, JSON.stringify(calls))
+        const result = await runExec(cwd, file, { OTEL_EXPORTER_OTLP_ENDPOINT: url })
+        expect(result.code, result.stderr).toBe(0)
+        expect(JSON.parse(result.stdout).summary).toMatchObject({ calls: 3, errors: 1 })
+        // before: the exporters retried for 10 s and the flush waited 3 s more (13 s in all); now 1 s each at most,
+        // so a bound of 5 s holds on a loaded machine and fails on the old behaviour
+        expect(result.tailMs).toBeLessThan(5000)
+        const lines = result.stderr.split("\n").filter((l) => l !== "")
+        expect(lines, result.stderr).toHaveLength(1)
+        expect(lines[0]).toContain(`OTLP export to ${url} failed (`)
+        expect(lines[0]).toContain("telemetry is dropped, the work goes on")
+      } finally {
+        silent?.close()
+      }
+    },
+    120_000
+  )
+
   it.each(["http/protobuf", "http/json"] as const)(
     "%s: one execute_tool span per call, with gen_ai.tool.call.id, and the engine's metrics",
     async (protocol) => {

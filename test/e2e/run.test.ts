@@ -16,6 +16,8 @@ interface Outcome {
   readonly stderr: string
   /** Each complete stdout line with the time (Date.now()) it arrived. */
   readonly timed: ReadonlyArray<{ readonly at: number; readonly line: string }>
+  /** Each complete stderr line with the time (Date.now()) it arrived. */
+  readonly timedErr: ReadonlyArray<{ readonly at: number; readonly line: string }>
 }
 
 /** Runs `armature run …` as a process; `onSpawn` may signal it. */
@@ -49,11 +51,17 @@ const armature = (
       for (const line of parts) timed.push({ at: Date.now(), line })
       onStdout?.(child, stdout)
     })
+    let partialErr = ""
+    const timedErr: Array<{ at: number; line: string }> = []
     child.stderr!.on("data", (d: Buffer) => {
       stderr += d.toString("utf8")
+      partialErr += d.toString("utf8")
+      const parts = partialErr.split("\n")
+      partialErr = parts.pop() ?? ""
+      for (const line of parts) timedErr.push({ at: Date.now(), line })
     })
     child.on("close", (code, signal) =>
-      resume(Effect.succeed({ code, stdout, stderr: `${stderr}[signal ${signal}]`, timed }))
+      resume(Effect.succeed({ code, stdout, stderr: `${stderr}[signal ${signal}]`, timed, timedErr }))
     )
     return Effect.sync(() => child.kill("SIGKILL"))
   })
@@ -119,6 +127,36 @@ describe("armature run", () => {
         expect(server.requests).toHaveLength(2)
         expect(server.messageStops[0] - server.requests[0].at).toBeGreaterThan(3000)
         expect(server.requests[1].at - server.messageStops[0]).toBeLessThan(2500)
+      }),
+    120_000
+  )
+
+  it.scopedLive(
+    "text output prints a call's result as soon as it is yielded, while the model is still streaming",
+    () =>
+      Effect.gen(function* () {
+        const server = yield* MessagesServer.make([
+          MessagesServer.message(
+            [
+              sleepCall("toolu_1", 1),
+              { type: "text", text: "While that runs, I keep streaming tokens for quite a while longer." }
+            ],
+            { pacingMs: 100, chunk: 2 }
+          ),
+          MessagesServer.message([{ type: "text", text: "Done." }])
+        ])
+        const { dir, env } = sandbox()
+        const out = yield* armature(["sleep a little", "--cwd", dir], {
+          ...env,
+          ANTHROPIC_API_KEY: "dummy",
+          ANTHROPIC_BASE_URL: server.url
+        })
+        expect(out.code, out.stderr).toBe(0)
+        const results = out.timedErr.filter((l) => l.line.includes("⎿"))
+        // once, not again when the turn's user message is reported
+        expect(results.map((l) => l.line)).toEqual(["  ⎿ toolu_1 Slept for 1 ms"])
+        // the message streamed for over 3 s after its tool_use block: the result came before it ended
+        expect(server.messageStops[0] - results[0].at).toBeGreaterThan(1000)
       }),
     120_000
   )

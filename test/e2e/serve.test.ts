@@ -2,8 +2,10 @@ import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Redacted } from "effect"
 import { crashedText } from "../../src/layers/durable/DurableSession.js"
 import { runCli } from "../fixtures/Cli.js"
 import * as MessagesServer from "../fixtures/MessagesServer.js"
@@ -284,7 +286,80 @@ describe("armature serve", () => {
         expect(events.at(-1)).toMatchObject({ type: "result", subtype: "error_during_execution", is_error: true })
         expect(String(events.at(-1)?.result)).toContain("ANTHROPIC_API_KEY")
         expect((yield* getJson(`${runner.url}/sessions/${id}`)).body).toMatchObject({ state: "error_during_execution" })
+        // the runner's own lines only (its start, the session that failed), none of @effect/cluster's INFO logs
+        const printed = runner
+          .output()
+          .split("\n")
+          .filter((line) => line !== "")
+        expect(printed, runner.output()).toHaveLength(2)
+        expect(printed[0]).toMatch(/^armature serve: listening on http:\/\/127\.0\.0\.1:\d+, runner /)
+        expect(printed[1]).toBe(`armature serve: session ${id}: ${String(events.at(-1)?.result)}`)
       }),
     180_000
+  )
+
+  it.scopedLive(
+    "a session whose runner died before handing it to the cluster ends as never started, not running forever",
+    () =>
+      Effect.gen(function* () {
+        const database = yield* Postgres.freshDatabase("armature_serve_phantom")
+        const dir = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-serve-phantom-")))
+        const runner = yield* startRunner(database, dir, { ANTHROPIC_BASE_URL: "http://127.0.0.1:9" })
+        // what a runner killed between recording a new session and handing it over leaves: a starting record of a
+        // process that is gone, older than the minute a runner has to take a session up, and no workflow
+        const id = "0f0e0d0c-0b0a-4090-8070-605040302010"
+        const old = Date.now() - 120_000
+        yield* Effect.flatMap(
+          SqlClient.SqlClient,
+          (sql) => sql`INSERT INTO armature_sessions (id, args, created_at, pid, host, state, updated_at)
+            VALUES (${id}, '{}', ${old}, 999999, ${Os.hostname()}, 'starting', ${old})`
+        ).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(database) })), Effect.orDie)
+        // its events end, with a result that says why
+        const events = lines(yield* getText(`${runner.url}/sessions/${id}/events`))
+        expect(events).toEqual([
+          {
+            type: "result",
+            subtype: "error_not_started",
+            is_error: true,
+            session_id: id,
+            result: "the session never started: no runner took it up within 60 s of its creation"
+          }
+        ])
+        expect((yield* getJson(`${runner.url}/sessions/${id}`)).body).toMatchObject({ state: "error_not_started" })
+        expect(yield* post(`${runner.url}/sessions/${id}/interrupt`, {})).toEqual({
+          status: 409,
+          body: { error: `session ${id} is not running (error_not_started)` }
+        })
+        expect(yield* post(`${runner.url}/sessions/${id}/prompt`, { prompt: "go on" })).toEqual({
+          status: 409,
+          body: { error: `session ${id} never started; start a new one` }
+        })
+        expect((yield* getJson(`${runner.url}/sessions/${id}`)).body).toMatchObject({ state: "error_not_started" })
+        const listed = yield* Effect.promise(() => runCli(["sessions", "--json", "--database", database], dir))
+        expect(lines(listed.stdout)).toMatchObject([{ session_id: id, state: "error_not_started" }])
+      }),
+    180_000
+  )
+
+  it.scopedLive(
+    "runners started together on a new database all come up: its tables are made one at a time (3 rounds of 3)",
+    () =>
+      Effect.gen(function* () {
+        for (let round = 1; round <= 3; round++) {
+          const database = yield* Postgres.freshDatabase("armature_serve_together")
+          const dir = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-serve-together-")))
+          const runners = yield* Effect.all(
+            [1, 2, 3].map(() => startRunner(database, dir, { ANTHROPIC_BASE_URL: "http://127.0.0.1:9" })),
+            { concurrency: "unbounded" }
+          )
+          for (const runner of runners) {
+            expect(runner.output()).not.toContain("duplicate key")
+            expect((yield* getJson(`${runner.url}/sessions/nope`)).status).toBe(404)
+          }
+          for (const runner of runners) runner.child.kill("SIGKILL")
+          yield* Effect.promise(() => Promise.all(runners.map((r) => r.ended)))
+        }
+      }),
+    400_000
   )
 })

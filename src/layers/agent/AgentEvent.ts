@@ -7,6 +7,7 @@ import type { AgentDefinition } from "../../domain/AgentDefinition.js"
 import type { ToolResult } from "../../domain/Blocks.js"
 import type { DependencyCycleError, InvalidInputError } from "../../domain/Errors.js"
 import type { ExecutorEvent } from "../../domain/ExecutorEvent.js"
+import type * as WebSearch from "../../domain/WebSearch.js"
 import type { Message, ModelError, ModelEvent, RetryPolicy, StopReason, Usage } from "../../services/LanguageModel.js"
 import type { TranscriptError } from "../../services/Transcript.js"
 
@@ -119,6 +120,8 @@ export interface RunOptions {
   readonly agents?: AgentsOptions | undefined
   /** Auto-compaction and micro-compaction of the context window. */
   readonly compaction?: CompactionOptions | undefined
+  /** Server tools the API runs itself, sent after the pool's tools (WebSearch's `web_search`; see `WebSearch.offer`). */
+  readonly serverTools?: ReadonlyArray<WebSearch.ServerTool> | undefined
   /** Set by the Agent tool on a sub-agent's run (not for applications). */
   readonly subagent?: SubagentRun | undefined
 }

@@ -61,7 +61,7 @@ const nextRequest = (run: RunContext.RunContext, sessionContext: ReadonlyArray<s
           cache_control: { type: "ephemeral" }
         }
       ],
-      tools: requestTools(pool, discovered),
+      tools: [...requestTools(pool, discovered), ...(run.options.serverTools ?? [])],
       // a copy: the loop's history grows after the request is sent
       messages: [...Compaction.microCompact(messages, run.options.compaction, run.transcript.path)]
     }

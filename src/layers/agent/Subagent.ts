@@ -64,6 +64,8 @@ const childOptions = (
   assistantEvents: parent.options.assistantEvents,
   agents: parent.options.agents,
   compaction: parent.options.compaction,
+  // WebSearch, when offered to the parent and the sub-agent's tools include it
+  serverTools: AgentDefinition.allowsTool(definition, "WebSearch", false) ? parent.options.serverTools : undefined,
   // the child's own start and result lines stay in its side chain; the result is the Agent call's
   onEvent: (event) =>
     event.type === "result" || (event.type === "system" && event.subtype === "init")

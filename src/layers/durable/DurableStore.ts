@@ -145,6 +145,43 @@ export const runnerLayer = (address: { readonly host: string; readonly port: num
   return ClusterWorkflowEngine.layer.pipe(Layer.provideMerge(Layer.merge(runner, watch)))
 }
 
+/** The advisory lock class of a database's schema ("ARMS"): held while tables are made. */
+const schemaLockClass = 0x41524d53
+
+/**
+ * Runs `effect` (making tables) holding the database's schema lock, so that processes started together on a new
+ * database make its tables one at a time: PostgreSQL's `CREATE TABLE IF NOT EXISTS` run at once by two sessions can
+ * fail with a duplicate key in `pg_type`. On another database `effect` runs as it is.
+ */
+export const withSchemaLock = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    return yield* sql.onDialectOrElse({
+      pg: () =>
+        Effect.gen(function* () {
+          const conn = yield* sql.reserve
+          yield* conn.executeRaw("SELECT pg_advisory_lock($1, 0)", [schemaLockClass])
+          return yield* Effect.ensuring(
+            effect,
+            conn.executeRaw("SELECT pg_advisory_unlock($1, 0)", [schemaLockClass]).pipe(Effect.ignore)
+          )
+        }).pipe(Effect.scoped),
+      orElse: () => effect
+    })
+  })
+
+/**
+ * Makes the cluster's tables (messages, runners, locks) by building its storage once and letting it go: a runner
+ * built afterwards finds them made.
+ */
+export const clusterTables = Effect.suspend(() =>
+  Layer.build(
+    Layer.merge(SqlMessageStorage.layer, SqlRunnerStorage.layer).pipe(
+      Layer.provide(ShardingConfig.layer(sharedSharding))
+    )
+  )
+).pipe(Effect.scoped, Effect.asVoid)
+
 /** What `armature sessions` shows of a session, and what `resume` needs. */
 export interface SessionRecord {
   readonly id: string
@@ -183,6 +220,51 @@ export const markRunning = (id: string, args: string) =>
     yield* sql`INSERT INTO armature_sessions (id, args, created_at, pid, host, state, updated_at)
       VALUES (${id}, ${args}, ${now}, ${process.pid}, ${host}, 'running', ${now})
       ON CONFLICT (id) DO UPDATE SET pid = ${process.pid}, host = ${host}, state = 'running', updated_at = ${now}`
+  })
+
+/**
+ * The state of a served session between its creation and the moment a runner takes it up: its record exists, its
+ * start may or may not have reached the cluster (the runner that took the request may die in between).
+ */
+export const starting = "starting"
+
+/** The state of a served session that no runner took up in time: its start never reached the cluster. */
+export const notStarted = "error_not_started"
+
+/** Records a new served session as starting (see `starting`), with its options, on this process. */
+export const markStarting = (id: string, args: string) =>
+  Effect.gen(function* () {
+    yield* ensureTable
+    const sql = yield* SqlClient.SqlClient
+    const now = Date.now()
+    yield* sql`INSERT INTO armature_sessions (id, args, created_at, pid, host, state, updated_at)
+      VALUES (${id}, ${args}, ${now}, ${process.pid}, ${Os.hostname()}, ${starting}, ${now})`
+  })
+
+/**
+ * Takes up a starting session: true when it was starting and is now running here, false when it was not starting
+ * (already taken up before, or given up as not started). One statement, so that it and `giveUpStarting` never both
+ * win.
+ */
+export const claimStart = (id: string) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const now = Date.now()
+    const rows = yield* sql<{ id: string }>`UPDATE armature_sessions
+      SET state = 'running', pid = ${process.pid}, host = ${Os.hostname()}, updated_at = ${now}
+      WHERE id = ${id} AND state = ${starting} RETURNING id`
+    return rows.length > 0
+  })
+
+/** Marks the sessions starting for longer than `graceMs` as not started; their ids. */
+export const giveUpStarting = (graceMs: number) =>
+  Effect.gen(function* () {
+    yield* ensureTable
+    const sql = yield* SqlClient.SqlClient
+    const now = Date.now()
+    const rows = yield* sql<{ id: string }>`UPDATE armature_sessions SET state = ${notStarted}, updated_at = ${now}
+      WHERE state = ${starting} AND updated_at < ${now - graceMs} RETURNING id`
+    return rows.map((r) => r.id)
   })
 
 /** Records how a session ended. */

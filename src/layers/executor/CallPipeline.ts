@@ -10,7 +10,7 @@ import { Cause, Duration, Effect, Either, Exit, FiberId, Option, Ref } from "eff
 import type { ToolResultContent } from "../../domain/Blocks.js"
 import { decode } from "../../domain/CallInput.js"
 import type { ToolFailure } from "../../domain/Errors.js"
-import type { ToolCall } from "../../domain/ExecutorEvent.js"
+import type { PolicyNote, ToolCall } from "../../domain/ExecutorEvent.js"
 import type { HookEvent, HookInput, HookOutcome } from "../../domain/Hook.js"
 import { type HookSession, toolHookInput } from "../../domain/HookInputs.js"
 import {
@@ -27,6 +27,7 @@ import { resourcesOf } from "../../domain/Resources.js"
 import { effectiveMode } from "../../domain/SessionMode.js"
 import * as Texts from "../../domain/Texts.js"
 import * as Tool from "../../domain/Tool.js"
+import * as ToolPolicy from "../../domain/ToolPolicy.js"
 import type { Approver } from "../../services/Approver.js"
 import { type Hooks, runIfAny } from "../../services/Hooks.js"
 import type { PermissionPolicy, PermissionRequest } from "../../services/PermissionPolicy.js"
@@ -35,6 +36,7 @@ import type { ResultStore } from "../../services/ResultStore.js"
 import { currentContext, type Session } from "../../services/Session.js"
 import type { CallSpans } from "../observability/CallSpans.js"
 import * as Spans from "../observability/Spans.js"
+import type { CallPolicies } from "./CallPolicies.js"
 
 /** The services a call goes through. */
 export interface Services {
@@ -46,6 +48,8 @@ export interface Services {
   readonly session: Session["Type"]
   /** Whether the steps open their spans (Spans.ExecutorSpans). */
   readonly spans: boolean
+  /** The tool policies (retry, timeout, rate limit, circuit breaker); absent, none apply. */
+  readonly policies?: CallPolicies | undefined
 }
 
 /** A call the scheduler started: its block, its tool and its decoded input. */
@@ -66,6 +70,8 @@ export interface Links {
   ran(outcome: Outcome): void
   /** Present when the executor's per-call spans are on. */
   readonly tracing?: Tracing | undefined
+  /** Emits a policy event of this call (a retry, a rate-limit wait, an open circuit); absent, none is emitted. */
+  readonly policy?: ((note: PolicyNote) => Effect.Effect<void>) | undefined
 }
 
 const valid: Effect.Effect<Option.Option<Outcome>> = Effect.succeed(Option.none())
@@ -164,16 +170,29 @@ const ask = (
     return replaceInput(request.tool, request.input, approval.updatedInput)
   })
 
-/** What calling the tool gave: a cached result, a returned value, a timeout, or a failure. */
+/**
+ * What calling the tool gave: a cached result, a returned value, a timeout, or a failure; `note` is the tool
+ * policies' line for the model when they did something (retried, waited for a rate limit).
+ */
 export type Invocation =
   | { readonly _tag: "Cached"; readonly content: ToolResultContent }
-  | { readonly _tag: "Returned"; readonly value: unknown }
-  | { readonly _tag: "TimedOut" }
-  | { readonly _tag: "Failed"; readonly cause: Cause.Cause<ToolFailure> }
+  | { readonly _tag: "Returned"; readonly value: unknown; readonly note?: string | undefined }
+  | { readonly _tag: "TimedOut"; readonly note?: string | undefined }
+  | { readonly _tag: "Failed"; readonly cause: Cause.Cause<ToolFailure>; readonly note?: string | undefined }
 
-const timedOut: Invocation = { _tag: "TimedOut" }
-const returned = (value: unknown): Invocation => ({ _tag: "Returned", value })
-const failedWith = (cause: Cause.Cause<ToolFailure>): Invocation => ({ _tag: "Failed", cause })
+/** The tool policies a call runs under, and where it reports what they do. */
+export interface Guard {
+  readonly policies: CallPolicies
+  readonly resolved: ToolPolicy.Resolved
+  readonly report: (note: PolicyNote) => Effect.Effect<void>
+}
+
+/** What running the tool's body gave (an invocation that is not a cached result). */
+type Ran = Exclude<Invocation, { readonly _tag: "Cached" }>
+
+const timedOut: Ran = { _tag: "TimedOut" }
+const returned = (value: unknown): Ran => ({ _tag: "Returned", value })
+const failedWith = (cause: Cause.Cause<ToolFailure>): Ran => ({ _tag: "Failed", cause })
 
 const timedOutExit = Exit.interrupt(FiberId.none)
 
@@ -187,7 +206,7 @@ const runBody = (
   input: unknown,
   ctx: Tool.ToolContext,
   tracing: Tracing | undefined
-): Effect.Effect<Invocation> => {
+): Effect.Effect<Ran> => {
   const body =
     tracing === undefined
       ? tool.call(input, ctx)
@@ -195,11 +214,11 @@ const runBody = (
           tracing.enterBody()
           return tool.call(input, ctx)
         })
-  const onSuccess = (value: unknown): Invocation => {
+  const onSuccess = (value: unknown): Ran => {
     tracing?.endStep(Exit.void)
     return returned(value)
   }
-  const onFailure = (cause: Cause.Cause<ToolFailure>): Invocation => {
+  const onFailure = (cause: Cause.Cause<ToolFailure>): Ran => {
     tracing?.endStep(Exit.failCause(cause))
     return failedWith(cause)
   }
@@ -226,9 +245,22 @@ export const invoke = (
   tool: Tool.Any,
   input: unknown,
   ctx: Tool.ToolContext,
-  tracing?: Tracing
+  tracing?: Tracing,
+  guard?: Guard
 ): Effect.Effect<Invocation> => {
-  const settled = runBody(tool, input, ctx, tracing)
+  const settled =
+    guard === undefined
+      ? runBody(tool, input, ctx, tracing)
+      : Effect.map(
+          guard.policies.guard(
+            guard.resolved,
+            tool,
+            input,
+            (timed) => runBody(timed, input, ctx, tracing),
+            guard.report
+          ),
+          ({ attempt, note }): Invocation => (note === undefined ? attempt : { ...attempt, note })
+        )
   if (cache === noResultCache) return settled
   if (!Tool.safely(tool.isReadOnly, input)) return Effect.ensuring(settled, cache.invalidate(resourcesOf(tool, input)))
   return Effect.flatMap(cache.lookup(tool, input), (cached) =>
@@ -288,12 +320,16 @@ export const failureOf = (tool: Tool.Any, invocation: Invocation & { readonly _t
  * closures: the hook runners are its methods.
  */
 class Running {
+  /** The tool with the timeout its policy gives (the tool itself when no policy sets one), for failure texts. */
+  timed: Tool.Any
   constructor(
     readonly started: Started,
     readonly links: Links,
     readonly ctx: Tool.ToolContext,
     private readonly services: Services
-  ) {}
+  ) {
+    this.timed = started.tool
+  }
 
   /** The input of this call's hooks for `event`. */
   hookInputFor(event: HookEvent, input: unknown, extra?: Record<string, unknown>): HookInput {
@@ -323,6 +359,30 @@ const catchDefects = (cause: Cause.Cause<never>): Effect.Effect<Outcome> =>
 export const make = (services: Services) => {
   const { policy, session } = services
 
+  /**
+   * The policies of this call, when any apply: reported as policy events (when the executor emits them) and as events
+   * of the call's span (when traced).
+   */
+  const guardOf = (r: Running): Effect.Effect<Guard | undefined> => {
+    const policies = services.policies
+    if (policies === undefined) return Effect.succeed(undefined)
+    return Effect.map(policies.resolve(r.started.tool), (resolved) => {
+      if (ToolPolicy.isEmpty(resolved)) return undefined
+      if (resolved.timeoutMs !== undefined) {
+        r.timed = { ...r.started.tool, timeout: Option.some(Duration.millis(resolved.timeoutMs.value)) }
+      }
+      const { policy, tracing } = r.links
+      const report = (note: PolicyNote): Effect.Effect<void> =>
+        Effect.suspend(() => {
+          if (tracing !== undefined) {
+            tracing.span.event(`armature.policy.${note.action}`, tracing.opener.now(), { ...note })
+          }
+          return policy === undefined ? Effect.void : policy(note)
+        })
+      return { policies, resolved, report }
+    })
+  }
+
   /** A failed invocation: PostToolUseFailure, then an error outcome that may cascade. */
   const afterFailure = Effect.fnUntraced(function* (
     r: Running,
@@ -330,10 +390,11 @@ export const make = (services: Services) => {
     input: unknown,
     invocation: Invocation & { readonly _tag: "TimedOut" | "Failed" }
   ) {
-    const text = failureOf(r.started.tool, invocation)
+    const text = failureOf(r.timed, invocation)
     const failure = yield* r.hooks("PostToolUseFailure", input, { error: text, is_interrupt: false })
+    const truncated = Texts.truncateFailure(text)
     return {
-      ...errorOutcome(Texts.truncateFailure(text)),
+      ...errorOutcome(invocation.note === undefined ? truncated : `${truncated}\n${invocation.note}`),
       continue: pre.continue && failure.continue,
       stopReason: pre.stopReason ?? failure.stopReason,
       executionFailed: true
@@ -351,8 +412,10 @@ export const make = (services: Services) => {
     const returned = invocation._tag === "Returned" ? invocation.value : invocation.content
     const output = Tool.isWithModifier(returned) ? returned.output : returned
     const modifier = Tool.isWithModifier(returned) ? returned.modifier : undefined
-    const content =
+    const mapped =
       invocation._tag === "Cached" ? invocation.content : yield* mapResult(services, tool, call.id, input, output)
+    const content =
+      invocation._tag === "Returned" && invocation.note !== undefined ? appendText(mapped, invocation.note) : mapped
     const ran: Outcome = {
       content,
       isError: false,
@@ -388,7 +451,8 @@ export const make = (services: Services) => {
       r.links.tracing
     )
     if (permitted._tag === "Stop") return permitted.outcome
-    const invocation = yield* invoke(services.cache, tool, permitted.input, r.ctx, r.links.tracing)
+    const guard = yield* guardOf(r)
+    const invocation = yield* invoke(services.cache, tool, permitted.input, r.ctx, r.links.tracing, guard)
     return invocation._tag === "TimedOut" || invocation._tag === "Failed"
       ? yield* afterFailure(r, pre, permitted.input, invocation)
       : yield* afterSuccess(r, pre, permitted.input, invocation)

@@ -25,7 +25,7 @@ import { makeStreamCheck } from "../../domain/CallGraph.js"
 import { discoveredToolsKey } from "../../domain/DeferredTools.js"
 import type { DependencyCycleError, InvalidInputError } from "../../domain/Errors.js"
 import * as ExecutionStep from "../../domain/ExecutionStep.js"
-import type { ExecutorEvent, ToolCall } from "../../domain/ExecutorEvent.js"
+import type { ExecutorEvent, PolicyNote, ToolCall } from "../../domain/ExecutorEvent.js"
 import { cancelledOutcome, type Outcome } from "../../domain/Outcome.js"
 import * as Texts from "../../domain/Texts.js"
 import type * as Tool from "../../domain/Tool.js"
@@ -102,6 +102,7 @@ class Link implements CallPipeline.Links {
   outcome: Outcome | undefined = undefined
   tracing: CallPipeline.Tracing | undefined = undefined
   readonly progress: (data: unknown) => Effect.Effect<void>
+  readonly policy: ((note: PolicyNote) => Effect.Effect<void>) | undefined
   constructor(
     id: string,
     emit: Sink<unknown>["emit"] | undefined,
@@ -112,6 +113,10 @@ class Link implements CallPipeline.Links {
       emit === undefined
         ? noProgress
         : (data) => Effect.suspend(() => emit([{ type: "progress", tool_use_id: id, data, t_ms: now() }]))
+    this.policy =
+      emit === undefined
+        ? undefined
+        : (note) => Effect.suspend(() => emit([{ ...note, type: "policy", tool_use_id: id, t_ms: now() }]))
   }
   ran(outcome: Outcome): void {
     this.outcome = outcome

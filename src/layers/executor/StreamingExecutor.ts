@@ -10,6 +10,7 @@ import { checkBatch } from "../../domain/CallGraph.js"
 import type { DependencyCycleError, InvalidInputError } from "../../domain/Errors.js"
 import type { ExecutorEvent, ToolCall } from "../../domain/ExecutorEvent.js"
 import * as Tool from "../../domain/Tool.js"
+import * as ToolPolicy from "../../domain/ToolPolicy.js"
 import { Approver } from "../../services/Approver.js"
 import { CallJournal } from "../../services/CallJournal.js"
 import { Hooks } from "../../services/Hooks.js"
@@ -17,15 +18,18 @@ import { PermissionPolicy } from "../../services/PermissionPolicy.js"
 import { none as noResultCache, ResultCache } from "../../services/ResultCache.js"
 import { ResultStore } from "../../services/ResultStore.js"
 import { Session } from "../../services/Session.js"
+import { Settings } from "../../services/Settings.js"
 import {
   type CancellationPolicy,
   type ExecuteOptions,
   type Scheduling,
   ToolExecutor
 } from "../../services/ToolExecutor.js"
+import { ToolPolicies } from "../../services/ToolPolicies.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
 import * as Spans from "../observability/Spans.js"
 import * as CallPipeline from "./CallPipeline.js"
+import * as CallPolicies from "./CallPolicies.js"
 import * as Execution from "./Execution.js"
 
 /** The executor's defaults; each can be overridden per execution. */
@@ -52,7 +56,19 @@ export const defaultConfig: Effect.Effect<ExecutorConfig> = Config.integer("ARMA
   Effect.orElseSucceed(() => fallback)
 )
 
-/** Builds the executor from the pipeline's services. */
+/**
+ * The settings' tool policies: the ToolPolicies service's, else the Settings service's `toolPolicies`, else none.
+ */
+const policyTable: Effect.Effect<Effect.Effect<ToolPolicy.Table>> = Effect.gen(function* () {
+  const policies = yield* Effect.serviceOption(ToolPolicies)
+  if (Option.isSome(policies)) return policies.value.current
+  const settings = yield* Effect.serviceOption(Settings)
+  return Effect.succeed(
+    Option.match(settings, { onNone: () => [], onSome: (s) => ToolPolicy.tableOf(s.settings.toolPolicies) })
+  )
+})
+
+/** Builds the executor from the pipeline's services; the tool policies' rate limiters live in the scope. */
 export const make = (overrides: Partial<ExecutorConfig> = {}) =>
   Effect.gen(function* () {
     const registry = yield* ToolRegistry
@@ -66,7 +82,8 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
       store: yield* ResultStore,
       cache: Option.getOrElse(yield* Effect.serviceOption(ResultCache), () => noResultCache),
       session,
-      spans
+      spans,
+      policies: yield* CallPolicies.make(yield* policyTable)
     })
     // A durable session's journal (asked for once per execution, in the context the execution runs in, which is
     // the context its calls run in) records each call's outcome by its tool_use_id and gives a stored one back on
@@ -148,4 +165,4 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
   })
 
 /** The executor as a layer, with the default configuration (or overrides). */
-export const layer = (overrides: Partial<ExecutorConfig> = {}) => Layer.effect(ToolExecutor, make(overrides))
+export const layer = (overrides: Partial<ExecutorConfig> = {}) => Layer.scoped(ToolExecutor, make(overrides))

@@ -171,6 +171,22 @@ export const removeStaleTemps = (dir: string): Effect.Effect<ReadonlyArray<strin
 /** Directories this process has already cleaned of stale temp files. */
 const cleanedDirs = new Set<string>()
 
+/**
+ * Removes the stale temp files of each directory at once (a command's start does this for its working directories,
+ * so a write killed by SIGKILL leaves nothing behind past the next start); returns the paths removed. Only names of
+ * Armature's own temp pattern whose writer is gone (or that are over an hour old) are touched.
+ */
+export const sweepStaleTemps = (dirs: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<string>> =>
+  Effect.map(
+    Effect.forEach([...new Set(dirs.map((dir) => Path.resolve(dir)))], (dir) =>
+      Effect.suspend(() => {
+        cleanedDirs.add(dir)
+        return removeStaleTemps(dir)
+      })
+    ),
+    (removed) => removed.flat()
+  )
+
 /** Removes stale temp files from `dir` the first time this process writes into it. */
 const cleanOnce = (dir: string): Effect.Effect<void> =>
   Effect.suspend(() => {

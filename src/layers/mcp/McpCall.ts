@@ -91,12 +91,20 @@ const request = (
         if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
           resume(Effect.fail(new Disconnected({ reason: error.message })))
         } else if (error instanceof McpError) {
-          resume(Effect.fail(new ToolFailure({ message: `MCP server ${target.server}: ${errorText(error)}` })))
+          resume(
+            Effect.fail(
+              new ToolFailure({ message: `MCP server ${target.server}: ${errorText(error)}`, transient: true })
+            )
+          )
         } else if (target.http) {
           target.client.close().catch(() => undefined)
           resume(Effect.fail(new Disconnected({ reason: errorText(error) })))
         } else {
-          resume(Effect.fail(new ToolFailure({ message: `MCP server ${target.server}: ${errorText(error)}` })))
+          resume(
+            Effect.fail(
+              new ToolFailure({ message: `MCP server ${target.server}: ${errorText(error)}`, transient: true })
+            )
+          )
         }
       }
     )
@@ -140,7 +148,8 @@ export const callOnce = (
         if (idle >= timeoutMs) {
           return yield* Effect.fail(
             new ToolFailure({
-              message: `MCP tool ${tool} on server ${target.server} timed out after ${timeoutMs} ms without progress`
+              message: `MCP tool ${tool} on server ${target.server} timed out after ${timeoutMs} ms without progress`,
+              transient: true
             })
           )
         }

@@ -228,7 +228,8 @@ export const start = (
           Effect.flatMap(Ref.get(lastError), (error) =>
             Effect.fail(
               new ToolFailure({
-                message: `MCP server ${name} is not connected${error === undefined ? "" : ` (${error})`}`
+                message: `MCP server ${name} is not connected${error === undefined ? "" : ` (${error})`}`,
+                transient: true
               })
             )
           )
@@ -258,21 +259,24 @@ export const start = (
                   Effect.catchTag("Disconnected", (again) =>
                     Effect.fail(
                       new ToolFailure({
-                        message: `MCP server ${name} disconnected during the call to ${tool} (${again.reason}), again after reconnecting`
+                        message: `MCP server ${name} disconnected during the call to ${tool} (${again.reason}), again after reconnecting`,
+                        transient: true
                       })
                     )
                   ),
                   Effect.catchAll((e) =>
                     Effect.fail(
                       new ToolFailure({
-                        message: `MCP server ${name} disconnected during the call to ${tool} (${d.reason}); retry failed: ${e.message}`
+                        message: `MCP server ${name} disconnected during the call to ${tool} (${d.reason}); retry failed: ${e.message}`,
+                        transient: true
                       })
                     )
                   )
                 )
               : Effect.fail(
                   new ToolFailure({
-                    message: `MCP server ${name} disconnected during the call to ${tool} (${d.reason}); the call was not retried because it may have side effects`
+                    message: `MCP server ${name} disconnected during the call to ${tool} (${d.reason}); the call was not retried because it may have side effects`,
+                    transient: true
                   })
                 )
           )
@@ -310,6 +314,7 @@ export const start = (
         isReadOnly: () => readOnly,
         isConcurrencySafe: () => readOnly,
         isDestructive: () => destructive,
+        isIdempotent: () => spec.annotations?.idempotentHint === true,
         interruptBehavior: "cancel",
         call: callTool(spec.name, readOnly),
         toResult: (blocks) => blocks as ReadonlyArray<ResultContentBlock>

@@ -156,6 +156,11 @@ const finish = (partial: Partial): AssistantContent => {
         name: String(start.name),
         input: parseInput(partial.json, start.input)
       }
+    case "server_tool_use":
+      // a server tool's call, kept as the API sent it (its input assembled like a tool_use's)
+      return { ...start, type: "server_tool_use", input: parseInput(partial.json, start.input) }
+    case "web_search_tool_result":
+      return { ...start, type: "web_search_tool_result" }
     default:
       return { ...start, ...partial.extra, type: start.type === "redacted_thinking" ? "redacted_thinking" : "thinking" }
   }

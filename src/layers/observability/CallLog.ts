@@ -5,7 +5,7 @@
  * timeline (`Timeline.ts`) is drawn from these lines. See docs/observability.md.
  */
 import { Effect, Layer } from "effect"
-import type { ExecutorEvent } from "../../domain/ExecutorEvent.js"
+import type { ExecutorEvent, PolicyEvent, PolicyNote } from "../../domain/ExecutorEvent.js"
 import type { PermissionDecision, TraceStep } from "../../domain/Permission.js"
 import { PermissionPolicy, type PermissionRequest } from "../../services/PermissionPolicy.js"
 
@@ -38,14 +38,43 @@ export interface ModelRecord {
   readonly at: number
 }
 
-/** A line of the call log. */
-export type CallRecord = StateRecord | DecisionRecord | ModelRecord
+/** What a tool policy did to a call (a retry, a rate-limit wait, an open circuit; docs/tools.md). */
+export type PolicyRecord = PolicyNote & {
+  readonly type: "tool_policy"
+  readonly tool_use_id: string
+  readonly at: number
+}
 
-/** The state record of an executor event (state events only), given the epoch time its execution started. */
-export const stateRecord = (event: ExecutorEvent, startedAt: number): StateRecord | undefined =>
-  event.type === "state"
-    ? { type: "tool_state", tool_use_id: event.tool_use_id, state: event.state, at: startedAt + event.t_ms }
-    : undefined
+/** A line of the call log. */
+export type CallRecord = StateRecord | DecisionRecord | ModelRecord | PolicyRecord
+
+/**
+ * The record of an executor event (state and policy events only), given the epoch time its execution started.
+ */
+export const stateRecord = (event: ExecutorEvent, startedAt: number): StateRecord | PolicyRecord | undefined => {
+  if (event.type === "state") {
+    return { type: "tool_state", tool_use_id: event.tool_use_id, state: event.state, at: startedAt + event.t_ms }
+  }
+  return event.type === "policy" ? policyRecord(event, startedAt + event.t_ms) : undefined
+}
+
+/** The record of a policy event that happened at `at` (epoch milliseconds). */
+export const policyRecord = (event: PolicyEvent, at: number): PolicyRecord => {
+  const { t_ms: _t, type: _type, ...note } = event
+  return { ...note, type: "tool_policy", at }
+}
+
+/** One line for a policy record: what happened and when, for the timeline. */
+export const policyLine = (record: PolicyNote): string => {
+  switch (record.action) {
+    case "retry":
+      return `retry ${record.attempt} in ${record.delay_ms} ms (${record.key}): ${record.reason}`
+    case "rate_limit":
+      return `waited ${record.waited_ms} ms for the rate limit (${record.key})`
+    case "circuit_open":
+      return `refused: circuit open (${record.key})${record.retry_at === null ? "" : ` until ${new Date(record.retry_at).toISOString()}`}`
+  }
+}
 
 /** The record of a decision. */
 export const decisionRecord = (

@@ -9,7 +9,7 @@
  * `@effect/opentelemetry` are imported dynamically only when an endpoint is configured. The CLI provides this layer;
  * a library user chooses their own exporter (see docs/observability.md).
  */
-import { Config, Effect, Layer, Option } from "effect"
+import { Config, Effect, Layer, Option, Runtime } from "effect"
 import { InvalidInputError } from "../../domain/Errors.js"
 import * as Spans from "./Spans.js"
 
@@ -79,45 +79,125 @@ export const settings: Effect.Effect<Option.Option<ExportSettings>, InvalidInput
 const exported = <M extends object, K extends keyof M>(module: M, name: K): M[K] =>
   (name in module ? module[name] : (module as unknown as { readonly default: M }).default[name]) as M[K]
 
+/**
+ * How long telemetry may hold the work or the exit up: each export request (with its retries) and the final flush
+ * when the layer closes. A collector that is down or unreachable costs at most this much at exit, never a hang.
+ */
+export const exportBudgetMillis = 1000
+
+/**
+ * The exporters' own options: a request timeout of `exportBudgetMillis`, unless the environment sets one
+ * (`OTEL_EXPORTER_OTLP_TIMEOUT`, or the signal's own `..._TRACES_TIMEOUT` / `..._METRICS_TIMEOUT`), which wins.
+ */
+export const exporterOptions = (
+  signal: "TRACES" | "METRICS",
+  env: Readonly<Record<string, string | undefined>>
+): { readonly timeoutMillis?: number } => {
+  const set = (name: string) => (env[name] ?? "").trim() !== ""
+  return set("OTEL_EXPORTER_OTLP_TIMEOUT") || set(`OTEL_EXPORTER_OTLP_${signal}_TIMEOUT`)
+    ? {}
+    : { timeoutMillis: exportBudgetMillis }
+}
+
+/** An exporter as the SDK calls it: `export` reports each batch's outcome to its callback (code 0: success). */
+interface Exporter {
+  export(items: unknown, done: (result: { readonly code: number; readonly error?: Error }) => void): void
+}
+
+/**
+ * The same exporter, telling `onFailure` of each failed export (the SDK would drop the batch without a word); every
+ * other member (shutdown, forceFlush, a metric exporter's temporality selectors) is the exporter's own.
+ */
+export const reportingFailures = <E extends object>(exporter: E, onFailure: (error: string) => void): E =>
+  new Proxy(exporter, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver)
+      if (key !== "export" || typeof value !== "function") {
+        return typeof value === "function" ? value.bind(target) : value
+      }
+      const exportWith = value.bind(target) as Exporter["export"]
+      return ((items, done) =>
+        exportWith(items, (result) => {
+          if (result.code !== 0) onFailure(result.error?.message ?? "export failed")
+          done(result)
+        })) satisfies Exporter["export"]
+    }
+  })
+
+/** The endpoint named in the warning: the signal's own variable, else the general one. */
+const endpointOf = (signal: "TRACES" | "METRICS"): string =>
+  process.env[`OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`]?.trim() || process.env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || ""
+
 /** Loads the SDK and the exporters for `settings` and builds the layer that exports to them. */
 const sdkLayer = (settings: ExportSettings, version: string | undefined) =>
-  Effect.tryPromise({
-    try: async () => {
-      const [NodeSdk, TraceBase, SdkMetrics] = await Promise.all([
-        import("@effect/opentelemetry/NodeSdk"),
-        import("@opentelemetry/sdk-trace-base"),
-        import("@opentelemetry/sdk-metrics")
-      ])
-      const SpanExporter = Option.isNone(settings.traces)
-        ? undefined
-        : settings.traces.value === "http/json"
-          ? exported(await import("@opentelemetry/exporter-trace-otlp-http"), "OTLPTraceExporter")
-          : exported(await import("@opentelemetry/exporter-trace-otlp-proto"), "OTLPTraceExporter")
-      const MetricExporter = Option.isNone(settings.metrics)
-        ? undefined
-        : settings.metrics.value === "http/json"
-          ? exported(await import("@opentelemetry/exporter-metrics-otlp-http"), "OTLPMetricExporter")
-          : exported(await import("@opentelemetry/exporter-metrics-otlp-proto"), "OTLPMetricExporter")
-      const BatchSpanProcessor = exported(TraceBase, "BatchSpanProcessor")
-      const Reader = exported(SdkMetrics, "PeriodicExportingMetricReader")
-      return exported(
-        NodeSdk,
-        "layer"
-      )(() => ({
-        spanProcessor: SpanExporter === undefined ? undefined : new BatchSpanProcessor(new SpanExporter()),
-        // metrics are read every minute and once more when the layer closes (the reader's shutdown flushes)
-        metricReader:
-          MetricExporter === undefined
-            ? undefined
-            : new Reader({ exporter: new MetricExporter(), exportIntervalMillis: 60_000 }),
-        resource: { serviceName: settings.serviceName, ...(version === undefined ? {} : { serviceVersion: version }) }
-      }))
-    },
-    catch: (e) =>
-      new InvalidInputError({
-        message: `an OTLP endpoint is set but the OpenTelemetry packages could not be loaded: ${e instanceof Error ? e.message : String(e)}`
-      })
-  })
+  Effect.flatMap(Effect.runtime<never>(), (runtime) =>
+    Effect.tryPromise({
+      try: async () => {
+        // the first failed export is told once, as one warning; the work goes on without telemetry
+        let warned = false
+        const warnOnce = (signal: "TRACES" | "METRICS") => (error: string) => {
+          if (warned) return
+          warned = true
+          Runtime.runFork(runtime)(
+            Effect.logWarning(
+              `OTLP export to ${endpointOf(signal)} failed (${error.split("\n")[0]}); telemetry is dropped, the work goes on`
+            )
+          )
+        }
+        const [NodeSdk, TraceBase, SdkMetrics] = await Promise.all([
+          import("@effect/opentelemetry/NodeSdk"),
+          import("@opentelemetry/sdk-trace-base"),
+          import("@opentelemetry/sdk-metrics")
+        ])
+        const SpanExporter = Option.isNone(settings.traces)
+          ? undefined
+          : settings.traces.value === "http/json"
+            ? exported(await import("@opentelemetry/exporter-trace-otlp-http"), "OTLPTraceExporter")
+            : exported(await import("@opentelemetry/exporter-trace-otlp-proto"), "OTLPTraceExporter")
+        const MetricExporter = Option.isNone(settings.metrics)
+          ? undefined
+          : settings.metrics.value === "http/json"
+            ? exported(await import("@opentelemetry/exporter-metrics-otlp-http"), "OTLPMetricExporter")
+            : exported(await import("@opentelemetry/exporter-metrics-otlp-proto"), "OTLPMetricExporter")
+        const BatchSpanProcessor = exported(TraceBase, "BatchSpanProcessor")
+        const Reader = exported(SdkMetrics, "PeriodicExportingMetricReader")
+        return exported(
+          NodeSdk,
+          "layer"
+        )(() => ({
+          spanProcessor:
+            SpanExporter === undefined
+              ? undefined
+              : new BatchSpanProcessor(
+                  reportingFailures(new SpanExporter(exporterOptions("TRACES", process.env)), warnOnce("TRACES")),
+                  { exportTimeoutMillis: exportBudgetMillis }
+                ),
+          // metrics are read every minute and once more when the layer closes (the reader's shutdown flushes)
+          metricReader:
+            MetricExporter === undefined
+              ? undefined
+              : new Reader({
+                  exporter: reportingFailures(
+                    new MetricExporter(exporterOptions("METRICS", process.env)),
+                    warnOnce("METRICS")
+                  ),
+                  exportIntervalMillis: 60_000,
+                  exportTimeoutMillis: exportBudgetMillis
+                }),
+          resource: {
+            serviceName: settings.serviceName,
+            ...(version === undefined ? {} : { serviceVersion: version })
+          },
+          // the flush at exit waits this long at most (the SDK's default is 3 s)
+          shutdownTimeout: exportBudgetMillis
+        }))
+      },
+      catch: (e) =>
+        new InvalidInputError({
+          message: `an OTLP endpoint is set but the OpenTelemetry packages could not be loaded: ${e instanceof Error ? e.message : String(e)}`
+        })
+    })
+  )
 
 /**
  * Exports spans and metrics over OTLP/HTTP for the life of the layer when the environment names an endpoint (the

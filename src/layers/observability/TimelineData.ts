@@ -7,7 +7,7 @@ import { contentText, type ToolResultContent } from "../../domain/Blocks.js"
 import type { OutcomeKind } from "../../domain/Outcome.js"
 import * as Texts from "../../domain/Texts.js"
 import type { TranscriptEntry } from "../../services/Transcript.js"
-import type { DecisionRecord } from "./CallLog.js"
+import { type DecisionRecord, type PolicyRecord, policyLine } from "./CallLog.js"
 
 /** One call. Times are epoch milliseconds; a state never reached is absent. */
 export interface Row {
@@ -21,6 +21,8 @@ export interface Row {
   readonly kind: OutcomeKind | "pending"
   readonly result: string
   readonly decision?: DecisionRecord | undefined
+  /** What tool policies did to the call (retries, rate-limit waits, an open circuit), one line each, in order. */
+  readonly policy?: ReadonlyArray<string> | undefined
   /** How deep the call is nested: 0 for the run's own calls, 1 for a sub-agent's (shown under its Agent call). */
   readonly depth?: number | undefined
 }
@@ -69,12 +71,17 @@ const blocksOf = (entry: TranscriptEntry): ReadonlyArray<Block> => {
 export const fromEntries = (entries: ReadonlyArray<TranscriptEntry>): ReadonlyArray<Section> => {
   const states = new Map<string, Record<string, number>>()
   const decisions = new Map<string, DecisionRecord>()
+  const policies = new Map<string, Array<string>>()
   const results = new Map<string, { content: ToolResultContent; is_error?: boolean }>()
   for (const entry of entries) {
     if (entry.type === "tool_state" && typeof entry.tool_use_id === "string" && typeof entry.at === "number") {
       const times = states.get(entry.tool_use_id) ?? {}
       times[String(entry.state)] ??= entry.at
       states.set(entry.tool_use_id, times)
+    } else if (entry.type === "tool_policy" && typeof entry.tool_use_id === "string") {
+      const lines = policies.get(entry.tool_use_id) ?? []
+      lines.push(policyLine(entry as unknown as PolicyRecord))
+      policies.set(entry.tool_use_id, lines)
     } else if (entry.type === "permission_decision" && typeof entry.tool_use_id === "string") {
       decisions.set(entry.tool_use_id, entry as unknown as DecisionRecord)
     } else if (entry.type === "user") {
@@ -100,7 +107,8 @@ export const fromEntries = (entries: ReadonlyArray<TranscriptEntry>): ReadonlyAr
       yielded: times.yielded,
       kind: kindOfResult(result, decision),
       result: result === undefined ? "(no result)" : clip(contentText(result.content), previewLength),
-      decision
+      decision,
+      ...(policies.has(id) ? { policy: policies.get(id) } : {})
     }
   }
   const callsOf = (entry: TranscriptEntry) =>

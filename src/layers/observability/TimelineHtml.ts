@@ -55,7 +55,9 @@ const decisionText = (row: Row): string => {
 
 const callRow = (row: Row, t0: number, span: number): string => {
   const bars: Array<string> = []
-  const summary = `${row.id} ${row.name}: ${row.kind}, queued ${ms(row.queued, row.executing)}, executing ${ms(row.executing, row.completed)}`
+  const policy =
+    row.policy === undefined ? "" : `, ${row.policy.length} policy event${row.policy.length === 1 ? "" : "s"}`
+  const summary = `${row.id} ${row.name}: ${row.kind}, queued ${ms(row.queued, row.executing)}, executing ${ms(row.executing, row.completed)}${policy}`
   if (row.queued !== undefined) {
     const end = row.executing ?? row.completed ?? row.queued
     bars.push(bar("queued", row.queued, end, t0, span, `${summary} (queued)`))
@@ -68,7 +70,10 @@ const callRow = (row: Row, t0: number, span: number): string => {
   if (row.completed !== undefined && row.yielded !== undefined) {
     bars.push(bar("waiting", row.completed, row.yielded, t0, span, `${summary} (completed, waiting to be yielded)`))
   }
-  const details = [`input: ${row.input}`, decisionText(row), `result (${row.kind}):`, row.result].join("\n")
+  const policyLines = row.policy === undefined ? [] : row.policy.map((line) => `policy: ${line}`)
+  const details = [`input: ${row.input}`, decisionText(row), ...policyLines, `result (${row.kind}):`, row.result].join(
+    "\n"
+  )
   // a sub-agent's call sits under its Agent call, indented by depth
   const indent = (row.depth ?? 0) > 0 ? ` style="padding-left:${(row.depth ?? 0) * 16}px"` : ""
   return (

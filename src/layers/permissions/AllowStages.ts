@@ -137,6 +137,7 @@ export const allowRules: Stage = (call) => {
     ) {
       return allowed(pr)
     }
+    if (call.target._tag === "Name" && PermissionRule.matchesName(rule.content, call.target.name)) return allowed(pr)
   }
   if (call.opinion.behavior === "allow") {
     return {

@@ -77,6 +77,10 @@ const writtenThenRun = (call: Prepared): { readonly command: string; readonly fi
 
 /** The first finding of hidden code in the call's commands, with the command it is in. */
 export const findHiddenCode = (call: Prepared): { readonly command: string; readonly finding: string } | undefined => {
+  // Not enumerable: the line may start a program no rule has seen (docs/permissions.md, "Enumerability").
+  const opaque = call.analysis?.opaque?.[0]
+  if (opaque !== undefined)
+    return { command: call.analysis?.commands[0]?.text ?? "", finding: `The line uses ${opaque}` }
   for (const command of call.analysis?.commands ?? []) {
     for (const name of command.assigned ?? []) {
       const finding = hiddenAssignment(name)

@@ -3,6 +3,7 @@
  * matched decides), and the tool's own permission check.
  */
 import * as PermissionRule from "../../domain/PermissionRule.js"
+import { matchesByMeaning } from "../../domain/shell/RuleMeaning.js"
 import {
   type Prepared,
   type PreparedRule,
@@ -22,7 +23,11 @@ const contentHit = (pr: PreparedRule, call: Prepared): string | undefined => {
     case "Command": {
       const analysis = call.analysis
       for (const command of analysis?.commands ?? []) {
-        if (command.forms.some((form) => PermissionRule.mayMatchCommand(rule.content!, form))) {
+        // Deny and ask rules match by meaning too (`rm -fr` under `Bash(rm -rf:*)`; RuleMeaning.ts).
+        const content = rule.content
+        if (
+          command.forms.some((form) => PermissionRule.mayMatchCommand(content, form) || matchesByMeaning(content, form))
+        ) {
           return command.normalized
         }
       }
@@ -38,6 +43,8 @@ const contentHit = (pr: PreparedRule, call: Prepared): string | undefined => {
         PermissionRule.matchesDomain(rule.content, call.host)
         ? call.host
         : undefined
+    case "Name":
+      return PermissionRule.matchesName(rule.content, target.name) ? target.name : undefined
     case "None":
       return undefined
   }

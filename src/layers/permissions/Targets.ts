@@ -1,5 +1,5 @@
 /**
- * What a call acts on, as far as permission rules are concerned: a Bash command, file paths, a URL, or nothing.
+ * What a call acts on, as far as permission rules are concerned: a Bash command, file paths, a URL, a name (a skill), or nothing.
  */
 import { resourcesOf } from "../../domain/Resources.js"
 import type * as Tool from "../../domain/Tool.js"
@@ -9,6 +9,7 @@ export type Target =
   | { readonly _tag: "Command"; readonly command: string }
   | { readonly _tag: "Paths"; readonly paths: ReadonlyArray<string> }
   | { readonly _tag: "Url"; readonly url: string }
+  | { readonly _tag: "Name"; readonly name: string }
   | { readonly _tag: "None" }
 
 const stringField = (input: unknown, key: string): string | undefined => {
@@ -22,7 +23,7 @@ const looksLikePath = (key: string): boolean =>
 
 /**
  * The target of a call: Bash's `command`, the `file_path` of Read/Write/Edit, the `path` of Glob/Grep (default: the
- * working directory), WebFetch's `url`; for other tools, the path-like keys of `tool.resources(input)`.
+ * working directory), WebFetch's `url`, the name of a Skill; for other tools, the path-like keys of `tool.resources(input)`.
  */
 export const targetOf = (tool: Tool.Any, input: unknown): Target => {
   switch (tool.name) {
@@ -41,6 +42,8 @@ export const targetOf = (tool: Tool.Any, input: unknown): Target => {
       return { _tag: "Paths", paths: [stringField(input, "path") ?? "."] }
     case "WebFetch":
       return { _tag: "Url", url: stringField(input, "url") ?? "" }
+    case "Skill":
+      return { _tag: "Name", name: (stringField(input, "skill") ?? "").trim().replace(/^\//, "") }
   }
   const keys = resourcesOf(tool, input)
     .map((r) => r.key)

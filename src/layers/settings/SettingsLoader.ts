@@ -10,6 +10,7 @@ import { Effect, Either, Layer, Option, Ref, Schema } from "effect"
 import type { PermissionMode } from "../../domain/Permission.js"
 import * as PermissionRule from "../../domain/PermissionRule.js"
 import * as SettingsDomain from "../../domain/Settings.js"
+import * as SettingsKeys from "../../domain/SettingsKeys.js"
 import { Settings } from "../../services/Settings.js"
 
 /** What to read. */
@@ -72,6 +73,8 @@ const readSource = (file: string, root: string, base: string, required: boolean)
     )
     if (Option.isNone(text)) return Option.none<SettingsDomain.Source>()
     const settings = yield* SettingsDomain.decode(file, text.value)
+    // a misspelt key would be ignored without a word: each unknown one is named, with the key it was likely meant as
+    for (const key of SettingsKeys.unknownKeys(settings)) yield* Effect.logWarning(SettingsKeys.warning(file, key))
     return Option.some<SettingsDomain.Source>({ name: file, root, base, settings })
   })
 

@@ -70,8 +70,27 @@ const innerForms = (name: string, args: ReadonlyArray<Word>, context: Context): 
     case "source":
     case ".":
       return [anything]
-    case "trap":
-      return args.length > 1 ? codeForms(args.slice(0, 1), context) : []
+    case "trap": {
+      // `trap [-lp] [--] ACTION SIGNAL…`: the action is code run later (`trap -- 'rm x' EXIT`).
+      const start = args.findIndex((word) => !word.literal || !/^(?:-[lp]+|--)$/.test(word.value))
+      return start === -1 ? [] : codeForms(args.slice(start, start + 1), context)
+    }
+    case "mapfile":
+    case "readarray":
+    case "compgen":
+    case "complete":
+      return callbackForms(args, context)
+    case "coproc":
+      // `coproc [NAME] COMMAND` (tree-sitter reads `coproc c { …; }` as words): the command may start at any word.
+      return suffixForms(args, 0, context)
+    case "jobs": {
+      // `jobs -x COMMAND ARGS…` runs the command.
+      const at = args.findIndex((word) => word.value === "-x")
+      return at === -1 ? [] : formsOf(args.slice(at + 1), context)
+    }
+    case "enable":
+      // `enable -f FILE NAME` loads a builtin NAME from a shared object: it may do anything.
+      return args.some((word) => !word.literal || /^-[A-Za-z]*f/.test(word.value)) ? [anything] : []
     case "alias":
       // `alias r=rm` makes `r` run `rm` (where aliases are expanded): the value is code.
       return args.flatMap((word) => {
@@ -95,6 +114,23 @@ const makers = (context: Context): FormMakers => ({
   words: (words) => formsOf(words, context),
   code: (words) => codeForms(words, context)
 })
+
+/**
+ * `mapfile -C CODE`, `compgen -C CODE`, `complete -C CODE`: the code is run later as a command, with words appended
+ * (the line's index and text, the word being completed).
+ */
+const callbackForms = (args: ReadonlyArray<Word>, context: Context): ReadonlyArray<CommandForm> => {
+  const out: Array<CommandForm> = []
+  args.forEach((word, at) => {
+    if (!word.literal) return
+    const cluster = /^-([A-Za-z]*?)C(.*)$/s.exec(word.value)
+    if (cluster === null) return
+    const value = cluster[2] !== "" ? literalWord(cluster[2]) : args[at + 1]
+    if (value === undefined) return
+    for (const form of codeForms([value], context)) out.push(form, [...form, null])
+  })
+  return out
+}
 
 /** Forms of code in words joined by spaces (`eval a b`, `bash -c CODE`). */
 const codeForms = (words: ReadonlyArray<Word>, context: Context): ReadonlyArray<CommandForm> =>

@@ -7,6 +7,8 @@ import { Cache, Duration, Effect, Layer, Schema } from "effect"
 import type * as WebTreeSitter from "web-tree-sitter"
 import type { Node } from "web-tree-sitter"
 import * as PermissionRule from "../../domain/PermissionRule.js"
+import { builtinOpacity, inertNodeTypes } from "../../domain/shell/Enumerability.js"
+import { hiddenAssignment } from "../../domain/shell/HiddenCode.js"
 import * as ReadOnlyCommands from "../../domain/shell/ReadOnlyCommands.js"
 import { type PathStep, type ShellAnalysis, ShellAnalyzer, type SimpleCommand } from "../../services/ShellAnalyzer.js"
 import * as Vendored from "../platform/Vendored.js"
@@ -81,6 +83,8 @@ const redirectDanger = (node: Node): string | undefined => {
 interface Found {
   readonly commands: Array<SimpleCommand>
   readonly dangers: Array<string>
+  /** Why the line may start a program the analysis cannot name (see `Enumerability.ts`). */
+  readonly opaque: Array<string>
   /** Variables assigned earlier in the line: using one again is not read-only. */
   readonly assigned: Set<string>
   /** Variables assigned by a bare `NAME=value` earlier in the line that may be exported: later commands get them. */
@@ -138,7 +142,12 @@ const visitCommand = (node: Node, found: Found): void => {
     found.pathSteps.push(commandStep(words, argv))
     found.dangers.push(...dangers)
     const test = testCommandDanger(argv)
-    if (test !== undefined) found.dangers.push(test)
+    if (test !== undefined) {
+      found.dangers.push(test)
+      found.opaque.push(test)
+    }
+    const opaque = builtinOpacity(argv)
+    if (opaque !== undefined) found.opaque.push(opaque)
     // Read-only only when every variable given to the command is on the allow rules' harmless list: an unknown one
     // (`FOO=1 ls`, `MYTOOL_HOOK=… cat`) may change what the command runs or reads, and unknown means ask.
     const unknownAssignment = !assigned.every(PermissionRule.isHarmlessAssignment)
@@ -151,8 +160,16 @@ const arithmeticAssignment = /^(?:[-+*/%&^|]|<<|>>|\*\*)?=$|^(?:\+\+|--)$/
 /** Visits one node; false when its children are not to be visited (a comment). */
 const visitNode = (node: Node, found: Found): boolean => {
   const evaluated = evaluationDanger(node)
-  if (evaluated !== undefined) found.dangers.push(evaluated)
+  if (evaluated !== undefined) {
+    found.dangers.push(evaluated)
+    found.opaque.push(evaluated)
+  }
+  if (node.isNamed && !inertNodeTypes.has(node.type)) found.opaque.push(`the shell construct ${node.type}`)
   switch (node.type) {
+    case "for_statement":
+      // `select NAME in …` reads a choice from stdin and assigns from it.
+      if (node.firstChild?.type === "select") found.opaque.push("`select`, which assigns what it reads")
+      break
     case "comment":
       return false
     case "command":
@@ -163,6 +180,8 @@ const visitNode = (node: Node, found: Found): boolean => {
     case "unset_command": {
       const argv = wordsOf(flattenWords(node))
       found.commands.push(toCommand(node, argv, commandForms(argv, found.code)))
+      const opaque = builtinOpacity(argv)
+      if (opaque !== undefined) found.opaque.push(opaque)
       found.pathSteps.push(commandStep(argv, argv))
       if (!isReadOnly(argv)) found.readOnly = false
       break
@@ -171,6 +190,8 @@ const visitNode = (node: Node, found: Found): boolean => {
       const target = node.childForFieldName("name")
       const name = target?.type === "subscript" ? (target.childForFieldName("name")?.text ?? "") : (target?.text ?? "")
       if (ReadOnlyCommands.isRiskyAssignment(name)) found.readOnly = false
+      const hidden = hiddenAssignment(name)
+      if (hidden !== undefined) found.opaque.push(hidden)
       // `PATH=/tmp/x; ls`: a variable already exported (PATH, GIT_*, …) reaches every later command, so it counts as
       // assigned for them (allow rules then miss them); lower-case shell locals are left out.
       const inline = node.parent?.type === "command" || node.parent?.type === "declaration_command"
@@ -253,6 +274,7 @@ const checkUnseen = (node: Node, inExpansion: boolean, found: Found): void => {
   const text = ownText(node, found.source)
   if (unseenSubstitution.test(text) || (inExpansion && unseenProcessSubstitution.test(text))) {
     found.dangers.push("substitution the parser did not read as a command")
+    found.opaque.push("substitution the parser did not read as a command")
   }
 }
 
@@ -278,10 +300,11 @@ const visit = (root: Node, found: Found): void => {
 const splitWord = /[^\s;|&()<>]\\\n[^\s;|&()<>]/
 
 /** Analyzes a parsed tree. */
-const analyzeTree = (root: Node, source: string, code: CodeForms): ShellAnalysis => {
+const analyzeTree = (root: Node, source: string, code: CodeForms, inner: ReadonlyArray<string>): ShellAnalysis => {
   const found: Found = {
     commands: [],
     dangers: [],
+    opaque: [],
     assigned: new Set(),
     exported: [],
     code,
@@ -294,10 +317,12 @@ const analyzeTree = (root: Node, source: string, code: CodeForms): ShellAnalysis
   if (splitWord.test(source)) found.dangers.push("line continuation inside a word")
   visit(root, found)
   const dangers = [...new Set(found.dangers)]
+  const opaque = [...new Set([...found.opaque, ...inner])]
   return {
     parsed,
     commands: found.commands,
     dangers,
+    ...(opaque.length > 0 ? { opaque } : {}),
     readOnly: found.readOnly && dangers.length === 0,
     pathSteps: found.pathSteps
   }
@@ -333,18 +358,21 @@ export const makeWithGrammar = (path: string) =>
       (parser) => Effect.sync(() => parser.delete())
     )
     // Code in a string (`bash -c '…'`, `eval …`) is parsed too, to a bounded depth, for the forms rules see.
+    // What code in strings hides from enumeration is the line's too (`bash -c 'trap -- "rm x" EXIT'`).
     const codeForms =
-      (depth: number): CodeForms =>
+      (depth: number, opaque: Array<string>): CodeForms =>
       (code) => {
         if (depth >= maxCodeDepth) return [anything]
         const analysis = analyzeAt(code, depth + 1)
+        opaque.push(...(analysis.opaque ?? []))
         return [...analysis.commands.flatMap((command) => command.forms), ...(analysis.parsed ? [] : [anything])]
       }
     const analyzeAt = (command: string, depth: number): ShellAnalysis => {
       const tree = parser.parse(command)
       if (tree === null) return unparsable
       try {
-        return analyzeTree(tree.rootNode, command, codeForms(depth))
+        const inner: Array<string> = []
+        return analyzeTree(tree.rootNode, command, codeForms(depth, inner), inner)
       } catch (error) {
         // Fail closed: a pathological input (thousands of nested constructs) exhausts the stack; never auto-allow.
         return error instanceof RangeError

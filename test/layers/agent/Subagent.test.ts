@@ -36,8 +36,8 @@ describe("AgentLoop: sub-agents and compaction (library, scripted model)", () =>
       const sub = all.find((r) => ScriptedLanguageModel.systemText(r).includes("You are the helper."))!
       expect(sub.model).toBe("claude-haiku-4-5")
       expect(sub.tools.map((t) => t.name)).toEqual(["Glob"])
-      expect(all[0]!.tools[0]!.description).toContain("- helper: Helps (Tools: Glob)")
-      expect(all[0]!.tools[0]!.description).toContain("- general-purpose: ")
+      expect(JSON.stringify(all[0]!.tools[0])).toContain("- helper: Helps (Tools: Glob)")
+      expect(JSON.stringify(all[0]!.tools[0])).toContain("- general-purpose: ")
     }).pipe(
       Effect.provide(
         TestEngine.layer({

@@ -325,7 +325,8 @@ layer(withExecutor(clientLayer({ fixture: fixtureServer() })), { excludeTestServ
           Either.left(
             new ToolFailure({
               message:
-                "MCP server fixture disconnected during the call to write (MCP error -32000: Connection closed); the call was not retried because it may have side effects"
+                "MCP server fixture disconnected during the call to write (MCP error -32000: Connection closed); the call was not retried because it may have side effects",
+              transient: true
             })
           )
         )
@@ -352,7 +353,10 @@ describe("McpClientsLive startup", () => {
           // 4 steps of 400 ms take longer than the timeout, but each progress notification resets it.
           expect(textOf(yield* call("mcp__fixture__slow", { steps: 4, step_ms: 400 }))).toEqual("counted to 4")
           expect(yield* Effect.flip(call("mcp__fixture__peek", { ms: 2500 }))).toEqual(
-            new ToolFailure({ message: "MCP tool peek on server fixture timed out after 1000 ms without progress" })
+            new ToolFailure({
+              message: "MCP tool peek on server fixture timed out after 1000 ms without progress",
+              transient: true
+            })
           )
           return (yield* stats).pid
         })

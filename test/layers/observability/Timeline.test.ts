@@ -132,3 +132,34 @@ describe("TimelineData: sub-agents", () => {
     expect(html).toContain('<div class="label" style="padding-left:16px">↳ s1 Grep</div>')
   })
 })
+
+describe("TimelineData: tool policies", () => {
+  it("a call's retries, rate-limit waits and open circuit are lines of its row, shown in its details", () => {
+    const entries = [
+      line({ type: "tool_policy", tool_use_id: "m", action: "rate_limit", key: "mcp__gh__*", waited_ms: 300, at: 1 }),
+      line({
+        type: "tool_policy",
+        tool_use_id: "m",
+        action: "retry",
+        key: "mcp__gh__*",
+        attempt: 1,
+        delay_ms: 200,
+        reason: "MCP server gh: overloaded",
+        at: 2
+      }),
+      line({ type: "tool_policy", tool_use_id: "n", action: "circuit_open", key: "Deploy", retry_at: 0, at: 3 }),
+      line({
+        type: "assistant",
+        message: { role: "assistant", content: [use("m", "mcp__gh__search"), use("n", "Deploy")] }
+      })
+    ]
+    const rows = TimelineData.fromEntries(entries)[0]!.rows
+    expect(rows.map((r) => r.policy)).toEqual([
+      ["waited 300 ms for the rate limit (mcp__gh__*)", "retry 1 in 200 ms (mcp__gh__*): MCP server gh: overloaded"],
+      ["refused: circuit open (Deploy) until 1970-01-01T00:00:00.000Z"]
+    ])
+    const html = TimelineHtml.render([{ title: "t", text: "", rows }], "policies")
+    expect(html).toContain("policy: retry 1 in 200 ms (mcp__gh__*): MCP server gh: overloaded")
+    expect(html).toContain("2 policy events")
+  })
+})

@@ -3,7 +3,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { NodeFileSystem } from "@effect/platform-node"
 import { afterAll, describe, expect, layer } from "@effect/vitest"
-import { Effect, Either } from "effect"
+import { Effect, Either, Logger } from "effect"
 import * as SettingsDomain from "../../../src/domain/Settings.js"
 import * as SettingsLoader from "../../../src/layers/settings/SettingsLoader.js"
 import { Settings } from "../../../src/services/Settings.js"
@@ -127,6 +127,33 @@ layer(NodeFileSystem.layer)("SettingsLoader", (it) => {
     })
   )
 
+  it.effect("a misspelt key is named in one warning with the key it was meant as; Claude Code's keys are not", () =>
+    Effect.gen(function* () {
+      const t = tree({
+        "proj/.claude/settings.json": JSON.stringify({
+          permisions: { allow: ["Read"] },
+          permissions: { defaultMod: "plan", allow: [] },
+          env: { A: "1" },
+          includeCoAuthoredBy: false,
+          colour: "red"
+        })
+      })
+      const warnings: Array<string> = []
+      const logger = Logger.make(({ logLevel, message }) => {
+        if (logLevel._tag === "Warning") warnings.push(String(Array.isArray(message) ? message[0] : message))
+      })
+      yield* SettingsLoader.load({ home: t.home, projectDir: t.project }).pipe(
+        Effect.provide(Logger.replace(Logger.defaultLogger, logger))
+      )
+      const file = `${t.project}/.claude/settings.json`
+      expect(warnings).toEqual([
+        `settings file ${file}: unknown key "permisions" is ignored (did you mean "permissions"?)`,
+        `settings file ${file}: unknown key "colour" is ignored`,
+        `settings file ${file}: unknown key "permissions.defaultMod" is ignored (did you mean "permissions.defaultMode"?)`
+      ])
+    })
+  )
+
   describe("malformed files are typed errors naming the file", () => {
     const failure = (files: Record<string, string>, extra: Partial<SettingsLoader.LoadOptions> = {}) => {
       const t = tree(files)
@@ -142,7 +169,10 @@ layer(NodeFileSystem.layer)("SettingsLoader", (it) => {
           "proj/.claude/settings.json": '{\n  "permissions": {\n    "allow": ["Read",]\n  }\n}'
         })
         expect(error._tag).toBe("SettingsJsonError")
-        expect(error.message).toMatch(new RegExp(`^Invalid settings file ${t.project}/.claude/settings.json:3:22: `))
+        // the whole reason, on one line: what was found and the line it is on
+        expect(error.message).toBe(
+          `Invalid settings file ${t.project}/.claude/settings.json:3:22: unexpected "]" in: "allow": ["Read",]`
+        )
       })
     )
 
