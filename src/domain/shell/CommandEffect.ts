@@ -43,6 +43,12 @@ export interface CommandEffect {
    */
   readonly implicitReads?: ReadonlyArray<string> | undefined
   /**
+   * Files the command reads for their contents without any word naming them (`git config -l` prints
+   * `~/.gitconfig`): `~/` is the home directory, a relative path is from the command's directory. They are checked
+   * against Read rules only (a program's own configuration does not take it outside the working directories).
+   */
+  readonly implicitFiles?: ReadonlyArray<string> | undefined
+  /**
    * The command reads only the names and metadata of the paths its operands and implicit reads name (`ls`, `stat`,
    * `find`, `test -f`, `git status`): Read rules, which protect contents, do not apply to them.
    */

@@ -3,6 +3,7 @@
  * write by design. A command that is not here is unknown, and unknown is never read-only.
  */
 import type { CommandTable, CustomCommand } from "./CommandTable.js"
+import { awk } from "./commands/AwkCommand.js"
 import * as FileCommands from "./commands/FileCommands.js"
 import { find } from "./commands/FindCommand.js"
 import { git } from "./commands/GitCommand.js"
@@ -33,6 +34,9 @@ export const commands: ReadonlyMap<string, Command> = new Map<string, Command>([
   ["false", anyText],
   [":", anyText],
   ["npm", npm],
+  ["awk", awk],
+  ["gawk", awk],
+  ["mawk", awk],
   ["find", find],
   ["git", git],
   ["jq", jq],

@@ -64,7 +64,7 @@ export const mode: Stage = (call) => {
  * The allow rule covering one simple command: a `Bash(…)` rule with content matches only when every variable assigned
  * for the command is harmless (`A=1 cmd`, `env A=1 cmd`: GIT_CONFIG_*, PATH, LD_PRELOAD, BASH_ENV … change what runs).
  */
-const commandAllowRule = (
+export const commandAllowRule = (
   call: Prepared,
   command: { readonly argv: ReadonlyArray<string>; readonly assigned?: ReadonlyArray<string> | undefined }
 ): PreparedRule | undefined => {

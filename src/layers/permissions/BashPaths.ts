@@ -11,10 +11,12 @@ import type { FileSystem } from "@effect/platform"
 import { Effect } from "effect"
 import type { TraceStep } from "../../domain/Permission.js"
 import * as PermissionRule from "../../domain/PermissionRule.js"
+import * as SecretFiles from "../../domain/SecretFiles.js"
 import { mayOverlap, pathSegments, ruleCoverage, type Segment } from "../../domain/shell/PathGlob.js"
 import * as ShellPaths from "../shell/ShellPaths.js"
+import { commandAllowRule } from "./AllowStages.js"
 import * as GitStored from "./GitStored.js"
-import { type PreparedPath, type PreparedRule, pass, type Stage, where } from "./Prepared.js"
+import { type Prepared, type PreparedPath, type PreparedRule, pass, type Stage, where } from "./Prepared.js"
 import { realpathLoose } from "./PreparePaths.js"
 import * as TreeReach from "./TreeReach.js"
 
@@ -47,6 +49,11 @@ export interface BashPathCheck {
   readonly paths: ReadonlyArray<CheckedPath>
   readonly unresolved: ReadonlyArray<ShellPaths.UnresolvedPath>
   readonly rules: ReadonlyArray<PathRule>
+  /**
+   * The line writes somewhere before it may read (so a glob may match a file that does not exist yet): a glob is
+   * then checked for every path it could match, not only for those it matches now.
+   */
+  readonly changesTree: boolean
 }
 
 const currentUser = (): string | undefined => {
@@ -87,7 +94,14 @@ export const prepareBash = (options: {
       const coverage = ruleCoverage(resolved, pattern, true)
       rules.push({ rule, anchor: resolved, pattern, access, coverage, lowerAnchor: resolved.toLowerCase() })
     }
-    const paths = resolved.paths.map((p) => ({ given: p.given, forms: p.forms }))
+    // A program's own configuration files (implicit reads) are checked against Read rules only.
+    const paths = resolved.paths
+      .filter((p) => p.implicit !== true)
+      .map((p) => ({
+        given: p.given,
+        forms: p.forms,
+        ...(p.access === "write" && p.redirect !== true ? { deviceOk: false } : {})
+      }))
     // git is asked what it stores only when a Read rule could apply to what a git command prints.
     const storedByDir = new Map<string, ReadonlyArray<string> | undefined>()
     const readRules = rules.filter((r) => r.access === "read")
@@ -109,7 +123,7 @@ export const prepareBash = (options: {
             return { ...p, present: TreeReach.reachable(p.forms[0], p.skips, covered, budget) }
           })
         : resolved.paths
-    return { paths, check: { paths: checked, unresolved: resolved.unresolved, rules } }
+    return { paths, check: { paths: checked, unresolved: resolved.unresolved, rules, changesTree: writes } }
   })
 
 /** True when the lower-cased path is above or below the rule's anchor (else no check can match). */
@@ -129,20 +143,31 @@ const storesRulePath = (rule: PathRule, stored: ReadonlyArray<string>): boolean 
   stored.some((path) => covers(rule, path))
 
 /** Why a rule applies to a path (a match, a glob that could match, a directory read that holds a match). */
-const hit = (rule: PathRule, path: CheckedPath): "match" | "glob" | "inside" | "stored" | undefined => {
+const hit = (
+  rule: PathRule,
+  path: CheckedPath,
+  changesTree: boolean
+): "match" | "glob" | "inside" | "stored" | undefined => {
   if (path.tracked === true && path.access === "read" && path.stored !== undefined) {
     // git prints only what it stores: nothing of the rule when it stores none of its paths, whatever the pathspec
     // says; else the path as named, or (pathspecs with git's magic, revisions) what the repository holds. When git
     // cannot tell (not a repository, too slow), the paths are checked as named.
     if (!storesRulePath(rule, path.stored)) return undefined
-    return pathHit(rule, path) ?? "stored"
+    return pathHit(rule, path, changesTree) ?? "stored"
   }
-  return pathHit(rule, path)
+  return pathHit(rule, path, changesTree)
 }
 
-const pathHit = (rule: PathRule, path: CheckedPath): "match" | "glob" | "inside" | undefined => {
+const pathHit = (rule: PathRule, path: CheckedPath, changesTree: boolean): "match" | "glob" | "inside" | undefined => {
   const behavior = rule.rule.behavior
-  if (path.glob !== undefined && mayOverlap(path.glob, rule.coverage, { ignoreCase: true, below: path.recursive })) {
+  // A glob is expanded against the tree as it is when the line runs: when nothing on the line writes first, the
+  // names it matches now (each checked below as a path of its own) are all it can match. A line that writes may
+  // create a name the glob then matches: every path it could match counts.
+  if (
+    changesTree &&
+    path.glob !== undefined &&
+    mayOverlap(path.glob, rule.coverage, { ignoreCase: true, below: path.recursive })
+  ) {
     return "glob"
   }
   const forms = path.forms.filter((form) => related(rule, form))
@@ -161,17 +186,37 @@ const pathHit = (rule: PathRule, path: CheckedPath): "match" | "glob" | "inside"
 
 const verb = (access: ShellPaths.Access) => (access === "read" ? "reading" : access === "names" ? "listing" : "writing")
 
+/** A rule of the built-in secret protection (it asks only where a secret's contents can really be read). */
+const builtIn = (rule: PathRule): boolean => rule.rule.source === SecretFiles.source
+
+/**
+ * True when allow rules that name commands (`Bash(git status)`, `Bash(npm run test:*)`) cover every command of
+ * the line: the user's allow then wins over what is only a guess about the paths a program reads.
+ */
+const allowNamesLine = (call: Prepared): boolean => {
+  const analysis = call.analysis
+  if (analysis === undefined || !analysis.parsed || analysis.dangers.length > 0 || analysis.commands.length === 0)
+    return false
+  return analysis.commands.every((command) => commandAllowRule(call, command)?.rule.content !== undefined)
+}
+
 /** Step 3b': Bash paths against Read (reads) and Edit/Write (writes) deny and ask rules. */
 export const bashPathRules: Stage = (call) => {
   const check = call.bash
   if (check === undefined) return { step: "bashPaths", outcome: "skip", reason: "not a Bash command" }
   if (check.rules.length === 0) return pass("bashPaths", "no Read or Edit deny or ask rule applies to Bash paths")
+  const allowed = allowNamesLine(call)
   let ask: TraceStep | undefined
   for (const rule of check.rules) {
     for (const path of check.paths) {
       if (path.access !== rule.access) continue
-      const found = hit(rule, path)
+      const found = hit(rule, path, check.changesTree)
       if (found === undefined) continue
+      // What a program no table describes does with a directory is a guess: an ask rule (the built-in secret
+      // protection among them) does not override the user's allow rule for that program on a guess, and the
+      // built-in protection asks only about a secret file the line names or really reaches.
+      if (path.guessed === true && found === "inside" && rule.rule.behavior === "ask" && (allowed || builtIn(rule)))
+        continue
       const denied = rule.rule.behavior === "deny" && found !== "inside" && found !== "stored"
       const how =
         found === "match"
@@ -195,7 +240,13 @@ export const bashPathRules: Stage = (call) => {
     }
   }
   if (ask !== undefined) return ask
-  const unknown = check.unresolved.find((u) => check.rules.some((r) => r.access === u.access))
+  // A path only known at run time is checked against the user's rules; the built-in secret protection asks only
+  // about secret files the line names or reaches, and the user's allow rules win over a guessed operand.
+  const unknown = check.unresolved.find((u) =>
+    check.rules.some(
+      (r) => r.access === u.access && !builtIn(r) && !(allowed && u.guessed === true && r.rule.behavior === "ask")
+    )
+  )
   if (unknown !== undefined) {
     return {
       step: "bashPaths",

@@ -3,6 +3,7 @@
  * then the stages that may allow; the first stage with a verdict decides, and nothing allowing the call asks.
  * See docs/permissions.md.
  */
+import * as Path from "node:path"
 import type { PermissionBehavior, PermissionDecision, TraceStep } from "../../domain/Permission.js"
 import { allowRules, mode, readOnlyInside } from "./AllowStages.js"
 import { bashPathRules } from "./BashPaths.js"
@@ -58,7 +59,38 @@ const messageFor = (call: Prepared, step: TraceStep): string => {
   return step.reason
 }
 
+/**
+ * A reason as the model reads it: paths inside the project relative to it (`.env`, not `/home/u/proj/.env`), the
+ * home directory as `~`, so that no absolute path of the user's machine (a settings file's among them) goes out.
+ */
+export const relativeText = (text: string, call: Prepared): string => {
+  const roots = [...new Set([call.cwd, ...call.workingDirs].filter((d): d is string => d !== undefined && d !== "/"))]
+    .map((dir) => dir.replace(/\/+$/, ""))
+    .sort((a, b) => b.length - a.length)
+  let out = text
+  for (const root of roots) {
+    out = out
+      .split(`${root}/`)
+      .join("")
+      .replace(new RegExp(`${root.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}(?=[\\s,:;)\`'"]|$)`, "g"), ".")
+  }
+  const home = call.home?.replace(/\/+$/, "")
+  if (home !== undefined && home !== "" && home !== "/") out = out.split(`${home}/`).join("~/")
+  return out
+}
+
 const finish = (call: Prepared, decisive: TraceStep, trace: ReadonlyArray<TraceStep>): PermissionDecision => {
+  const decision = finishRaw(call, decisive, trace)
+  // A settings file outside the project and home (`--settings /x/y.json`) is named by its file name alone.
+  const source = decisive.source
+  const outside = (text: string) => {
+    const relative = relativeText(text, call)
+    return source?.startsWith("/") ? relative.split(source).join(Path.basename(source)) : relative
+  }
+  return { ...decision, message: outside(decision.message), reason: outside(decision.reason) }
+}
+
+const finishRaw = (call: Prepared, decisive: TraceStep, trace: ReadonlyArray<TraceStep>): PermissionDecision => {
   if (decisive.outcome === "ask" && call.mode === "dontAsk") {
     const step: TraceStep = {
       step: "dontAsk",

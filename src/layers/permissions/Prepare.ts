@@ -50,7 +50,12 @@ export const prepare = (options: PrepareOptions) =>
         : yield* prepareBash({ steps: analysis.pathSteps ?? [], cwd, home, ...options.rules })
     const paths =
       bash?.paths ??
-      (yield* Effect.forEach(target._tag === "Paths" ? target.paths : [], (p) => preparePath(p, cwd, home)))
+      (yield* Effect.forEach(target._tag === "Paths" ? target.paths : [], (p) =>
+        Effect.map(preparePath(p, cwd, home), (prepared) =>
+          // A device written by a file tool (Write of /dev/null) is not inside the working directories.
+          PermissionRule.isEditCall(tool, input) ? { ...prepared, deviceOk: false } : prepared
+        )
+      ))
     const workingDirs = yield* Effect.forEach([cwd, ...options.additionalDirectories], (d) =>
       realpathLoose(Path.resolve(cwd, d))
     )
@@ -96,6 +101,8 @@ export const prepare = (options: PrepareOptions) =>
       paths,
       bash: bash?.check,
       workingDirs,
+      cwd,
+      home,
       readOnly,
       edits: target._tag === "Paths" && PermissionRule.isEditCall(tool, input),
       writes:

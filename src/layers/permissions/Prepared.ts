@@ -15,6 +15,11 @@ import type { Target } from "./Targets.js"
 export interface PreparedPath {
   readonly given: string
   readonly forms: ReadonlyArray<string>
+  /**
+   * False when the path is written other than by a redirection (`mv x /dev/null`, Write of `/dev/zero`): a device
+   * then does not count as inside the working directories (as root, that would replace the device itself).
+   */
+  readonly deviceOk?: boolean | undefined
 }
 
 /** A rule with its path anchor resolved (path rules only). */
@@ -37,6 +42,9 @@ export interface Prepared {
   /** Bash only: the paths with their access, the ones only known at run time, and the Read/Edit rules for them. */
   readonly bash?: BashPathCheck | undefined
   readonly workingDirs: ReadonlyArray<string>
+  /** The call's directory and the home directory, as given: reasons show paths relative to them. */
+  readonly cwd?: string | undefined
+  readonly home?: string | undefined
   readonly readOnly: boolean
   /** The call edits files: an `Edit(...)`-covered call (what acceptEdits mode allows). */
   readonly edits: boolean
@@ -65,10 +73,15 @@ export const where = (rule: PermissionRule.Rule) => `${rule.text} in ${rule.sour
 /** Devices that hold no data of anyone's: reading or writing them is as good as staying inside the project. */
 const neutralDevices: ReadonlySet<string> = new Set(["/dev/null", "/dev/zero", "/dev/random", "/dev/urandom"])
 
-/** Every form of the path is inside one of the working directories (or is a neutral device such as /dev/null). */
+/**
+ * Every form of the path is inside one of the working directories (or is a neutral device such as /dev/null, read
+ * or written through a redirection).
+ */
 export const inside = (call: Prepared, path: PreparedPath): boolean =>
   path.forms.every(
-    (form) => neutralDevices.has(form) || call.workingDirs.some((dir) => PermissionRule.isInside(dir, form))
+    (form) =>
+      (neutralDevices.has(form) && path.deviceOk !== false) ||
+      call.workingDirs.some((dir) => PermissionRule.isInside(dir, form))
   )
 
 /** A path rule matches some form of the path (`every`: all of its forms). */

@@ -39,6 +39,15 @@ export interface BashPath {
   readonly recursive: boolean
   /** For a glob, its absolute segments: rules it could match are checked even when no file matches yet. */
   readonly glob?: ReadonlyArray<Segment> | undefined
+  /**
+   * A file the program reads without any word naming it (its own configuration: `git config -l` prints
+   * `~/.gitconfig`): checked against Read rules, but it does not take the command outside the working directories.
+   */
+  readonly implicit?: boolean | undefined
+  /** Named by a command no table describes: a guess (every operand counts), not a path known to be read. */
+  readonly guessed?: boolean | undefined
+  /** The target of a file redirection (`> f`, `< f`). */
+  readonly redirect?: boolean | undefined
 }
 
 /** A path that cannot be known without running the line. */
@@ -46,6 +55,8 @@ export interface UnresolvedPath {
   readonly given: string
   readonly access: Access
   readonly reason: string
+  /** Named by a command no table describes (see `BashPath.guessed`). */
+  readonly guessed?: boolean | undefined
 }
 
 /** Everything a command line does to paths. */
@@ -109,42 +120,40 @@ export const resolve = (
 
     /** Expanded absolute words waiting for the file system (globs, symlinks), in order. */
     const pending: Array<
-      readonly [
-        Expansion.Template,
-        Access,
-        boolean,
-        Follows | undefined,
-        boolean,
-        boolean,
-        CommandEffect.Skips | undefined
-      ]
+      readonly [Expansion.Template, Access, boolean, Follows | undefined, boolean, boolean, Extra | undefined]
     > = []
     /** Set once the line may have turned on `dotglob` (`shopt -s dotglob`, `GLOBIGNORE=…`): globs then match dot names. */
     let dotglob = false
 
     /** Adds the path(s) one template names, relative to each directory it may be in. */
-    const addTemplate: AddTemplate = (template, dirs, access, recursive, follows, tracked = false, skips) => {
+    const addTemplate: AddTemplate = (template, dirs, access, recursive, follows, tracked = false, extra) => {
+      const guess = extra?.guessed === true ? { guessed: true } : {}
       const words = Expansion.expandBraces(template)
       if (words === undefined) {
-        out.unresolved.push({ given: Expansion.display(template), access, reason: "too many brace expansions" })
+        out.unresolved.push({
+          given: Expansion.display(template),
+          access,
+          reason: "too many brace expansions",
+          ...guess
+        })
         return
       }
       for (const word of words) {
         for (const dir of dirs) {
           const expanded = Expansion.expandWord(word, env(dir))
           if (expanded._tag === "Unresolved") {
-            out.unresolved.push({ given: Expansion.display(word), access, reason: expanded.reason })
+            out.unresolved.push({ given: Expansion.display(word), access, reason: expanded.reason, ...guess })
             continue
           }
           const text = Expansion.display(expanded.template)
           if (!text.startsWith("/") && dir === undefined) {
-            out.unresolved.push({ given: text, access, reason: "the directory it is relative to is unknown" })
+            out.unresolved.push({ given: text, access, reason: "the directory it is relative to is unknown", ...guess })
             continue
           }
           const absolute: Expansion.Template = text.startsWith("/")
             ? expanded.template
             : [{ _tag: "Text", text: `${dir}/`, quoted: true }, ...expanded.template]
-          pending.push([absolute, access, recursive, follows, tracked, dotglob, skips])
+          pending.push([absolute, access, recursive, follows, tracked, dotglob, extra])
         }
       }
     }
@@ -156,10 +165,11 @@ export const resolve = (
       glob?: ReadonlyArray<Segment>,
       follows?: Follows,
       tracked = false,
-      skips?: CommandEffect.Skips
+      extra?: Extra
     ) =>
       Effect.gen(function* () {
-        const key = `${access}${recursive ? "+" : ""}${tracked ? "t" : ""}${follows === undefined ? "" : `>${follows.access}`}\0${raw}`
+        const skips = extra?.skips
+        const key = `${access}${recursive ? "+" : ""}${tracked ? "t" : ""}${extra?.implicit === true ? "i" : ""}${extra?.guessed === true ? "g" : ""}${extra?.redirect === true ? "r" : ""}${follows === undefined ? "" : `>${follows.access}`}\0${raw}`
         if (glob === undefined && seen.has(key)) return
         seen.add(key)
         const normalized = Path.resolve(raw)
@@ -176,7 +186,10 @@ export const resolve = (
           recursive,
           glob,
           ...(tracked ? { tracked } : {}),
-          ...(skips === undefined ? {} : { skips })
+          ...(skips === undefined ? {} : { skips }),
+          ...(extra?.implicit === true ? { implicit: true } : {}),
+          ...(extra?.guessed === true ? { guessed: true } : {}),
+          ...(extra?.redirect === true ? { redirect: true } : {})
         })
         // A tree walked through its links: what lies under it may be anywhere. Only a path known to be a regular
         // file is exempt (one that does not exist yet may be a directory by the time the command runs).
@@ -199,12 +212,12 @@ export const resolve = (
       follows: Follows | undefined,
       tracked: boolean,
       dots: boolean,
-      skips: CommandEffect.Skips | undefined
+      extra: Extra | undefined
     ) =>
       Effect.gen(function* () {
         const raw = Expansion.display(absolute)
         if (!Expansion.hasGlob(absolute)) {
-          return yield* addPath(raw, access, recursive, undefined, follows, tracked, skips)
+          return yield* addPath(raw, access, recursive, undefined, follows, tracked, extra)
         }
         const segments = lexical(wordSegments(absolute, "", dots))
         const matches = yield* expandGlob(segments, dots)
@@ -221,7 +234,7 @@ export const resolve = (
         const literal = segments.findIndex((s) => s._tag !== "Name")
         const prefix = segments.slice(0, literal).map((s) => (s._tag === "Name" ? s.name : ""))
         const glob = [...pathSegments(yield* resolver.resolve(`/${prefix.join("/")}`)), ...segments.slice(literal)]
-        for (const match of found) yield* addPath(match, as, recursive, glob, follows, tracked, skips)
+        for (const match of found) yield* addPath(match, as, recursive, glob, follows, tracked, extra)
       })
 
     const expandGlob = (segments: ReadonlyArray<Segment>, dots: boolean) =>
@@ -256,8 +269,8 @@ export const resolve = (
     for (const step of steps) {
       if (step._tag === "Redirect") {
         const access = step.operator.startsWith("<") ? "read" : "write"
-        addTemplate(step.target, dirs, access, false)
-        if (step.operator === "<>") addTemplate(step.target, dirs, "write", false)
+        addTemplate(step.target, dirs, access, false, undefined, false, { redirect: true })
+        if (step.operator === "<>") addTemplate(step.target, dirs, "write", false, undefined, false, { redirect: true })
         continue
       }
       if (step.words.some((word) => /dotglob|GLOBIGNORE/.test(Expansion.display(word)))) dotglob = true
@@ -266,8 +279,8 @@ export const resolve = (
       const head = Expansion.plainText(step.words[0] ?? [])
       if (head === "cd" || head === "pushd") dirs = changeDirectory(step.words.slice(1), commandDirs, dirs)
     }
-    for (const [absolute, access, recursive, follows, tracked, dots, skips] of pending) {
-      yield* addExpanded(absolute, access, recursive, follows, tracked, dots, skips)
+    for (const [absolute, access, recursive, follows, tracked, dots, extra] of pending) {
+      yield* addExpanded(absolute, access, recursive, follows, tracked, dots, extra)
     }
     return out
 
@@ -321,6 +334,14 @@ interface Follows {
   readonly access: "read" | "write"
 }
 
+/** What else is known of a path besides its access: a searcher's skips, an implicit file, a guessed operand. */
+interface Extra {
+  readonly skips?: CommandEffect.Skips | undefined
+  readonly implicit?: boolean | undefined
+  readonly guessed?: boolean | undefined
+  readonly redirect?: boolean | undefined
+}
+
 type AddTemplate = (
   template: Expansion.Template,
   dirs: ReadonlyArray<Directory>,
@@ -328,7 +349,7 @@ type AddTemplate = (
   recursive: boolean,
   follows?: Follows,
   tracked?: boolean,
-  skips?: CommandEffect.Skips
+  extra?: Extra
 ) => void
 
 /** The words of one command after brace expansion, as the command tables see them. */
@@ -392,7 +413,10 @@ const addCommand = (
     if (word === undefined) return
     const prefix = word.arg.value.slice(0, word.arg.value.length - o.value.length)
     const template = Expansion.dropPrefix(word.template, prefix) ?? [{ _tag: "Opaque", text: word.arg.value }]
-    add(template, dirs, access, recursiveRead, via, access === "read" && tracked(o), effect.skips)
+    add(template, dirs, access, recursiveRead, via, access === "read" && tracked(o), {
+      skips: effect.skips,
+      guessed: !effect.known
+    })
   }
   // The trees a link-following command walks are its sources (reads); `chown -RL` changes what its operands hold.
   const walked = (access: "read" | "write") => (follows?.access === "write" || access === "read" ? follows : undefined)
@@ -412,15 +436,13 @@ const addCommand = (
   for (const o of effect.reads) operand(o, readAccess(o), recursive, walked("read"))
   for (const o of effect.writes) operand(o, "write", false, follows?.access === "write" ? follows : undefined)
   for (const implicit of effect.implicitReads ?? [])
-    add(
-      [{ _tag: "Text", text: implicit, quoted: true }],
-      dirs,
-      readAccess(),
-      true,
-      walked("read"),
-      tracked(),
-      effect.skips
-    )
+    add([{ _tag: "Text", text: implicit, quoted: true }], dirs, readAccess(), true, walked("read"), tracked(), {
+      skips: effect.skips
+    })
+  for (const file of effect.implicitFiles ?? []) {
+    const text = file.startsWith("~/") ? `${env.home}/${file.slice(2)}` : file
+    add([{ _tag: "Text", text, quoted: true }], dirs, "read", false, undefined, false, { implicit: true })
+  }
   if (!effect.known) addOptionValues(words, dirs, add)
 }
 
@@ -454,8 +476,8 @@ const addOptionValues = (
       if (prefix.length === value.length) continue
       const template = Expansion.dropPrefix(word.template, prefix)
       if (template === undefined) continue
-      add(template, dirs, "read", true)
-      add(template, dirs, "write", false)
+      add(template, dirs, "read", true, undefined, false, { guessed: true })
+      add(template, dirs, "write", false, undefined, false, { guessed: true })
     }
   }
 }

@@ -84,7 +84,19 @@ layer(base)("Read rules protect contents, not names", (it) => {
     // bash globs: * never matches a leading dot unless dotglob is on
     ["cat *.md", "allow"],
     ["wc -l *.md", "allow"],
-    ["shopt -s dotglob; cat *.md", "deny"]
+    ["shopt -s dotglob; cat *.md", "deny"],
+    // everyday commands from the corpus (issue 29): tables that were missing
+    ["git check-ignore -v .env", "allow"],
+    ["git branch --merged", "allow"],
+    ["git config user.email", "allow"],
+    ["file .env", "allow"],
+    ["less -F README.md", "allow"],
+    ["less .env", "deny"],
+    ["awk '{print $1}' README.md", "allow"],
+    ["awk '{print $1}' .env", "deny"],
+    ["fd md", "allow"],
+    ["xxd README.md | head", "allow"],
+    ["join README.md notes.md", "allow"]
   ]
   for (const [command, expected] of cases) {
     it.effect(`${command} → ${expected}`, () =>
@@ -112,6 +124,31 @@ layer(base)("Read rules protect contents, not names", (it) => {
       git("commit", "-q", "-m", "drop")
       // still in the history: git show HEAD~1 can print it
       expect(yield* decide("git grep PRIVATE HEAD~1", rules)).not.toBe("allow")
+    })
+  )
+})
+
+layer(base)("globs match the tree as it is, unless the line writes first", (it) => {
+  const rules = { deny: ["Read(**/id_rsa*)"] }
+  it.effect("a glob that matches no protected name now reads none; after a write on the line it may", () =>
+    Effect.gen(function* () {
+      expect(yield* decide("wc -l *.md", rules)).toBe("allow")
+      expect(yield* decide("cat src/*.js", rules)).toBe("allow")
+      expect(yield* decide("touch x.md; wc -l *.md", rules)).not.toBe("allow")
+    })
+  )
+})
+
+layer(base)("git's configuration files are read by git config", (it) => {
+  it.effect("git config -l is denied under a Read rule on ~/.gitconfig, allowed without one", () =>
+    Effect.gen(function* () {
+      Fs.writeFileSync(Path.join(home, ".gitconfig"), "[user]\n\tname = t\n")
+      const rules = { deny: ["Read(~/.gitconfig)"] }
+      expect(yield* decide("git config -l", rules)).toBe("deny")
+      expect(yield* decide("git config --global --get user.name", rules)).toBe("deny")
+      expect(yield* decide("git config --local -l", rules)).toBe("allow")
+      expect(yield* decide("git config -l", { deny: [] })).toBe("allow")
+      expect(yield* decide("git config --blob HEAD:secrets/api.key -l")).toBe("deny")
     })
   )
 })

@@ -338,7 +338,8 @@ layer(base)("deny and ask rules see every spelling of a command", (it) => {
       })
       expect(decision).toMatchObject({ behavior: "deny", rule: push })
       expect(decision.reason).toBe(
-        `Bash on git -C . push origin is denied by rule ${push} in ${project.proj}/.claude/settings.json`
+        // the settings file relative to the project: no absolute path of the machine goes to the model
+        `Bash on git -C . push origin is denied by rule ${push} in .claude/settings.json`
       )
     })
   )

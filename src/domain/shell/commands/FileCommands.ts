@@ -170,8 +170,12 @@ export const stat: CommandTable = {
   inert: true
 }
 
-/** `file` without `-C` (compiles a magic file, writing it), `-m` (parses any file as magic), `-f` (reads a list). */
+/**
+ * `file` without `-C` (compiles a magic file, writing it), `-m` (parses any file as magic), `-f` (reads a list). It
+ * prints a file's type, never its contents: what Read rules protect is not printed (names and metadata only).
+ */
 export const file: CommandTable = {
+  names: true,
   refused: [
     "-C, --compile",
     "-m, --magic-file=FILE",
@@ -401,4 +405,75 @@ export const pushd: CommandTable = {
   numeric: true,
   stopAtOperand: true,
   inert: true
+}
+
+/** The shell's `popd`: `+N`/`-N` remove an entry of the stack; `-n` leaves the directory as it is. */
+export const popd: CommandTable = {
+  options: ["-n"],
+  operands: { leading: ["text"], rest: "none" },
+  numeric: true,
+  stopAtOperand: true,
+  inert: true
+}
+
+/**
+ * `less` as a pager of files (with no terminal it prints them): only options that change how it shows them.
+ * Options that name a log file (`-o`, `-O`), key bindings (`-k`, `--lesskey-*`), initial commands (`+cmd`), or
+ * reset an option (`-+X`) are not in the table.
+ */
+export const less: CommandTable = {
+  options: [
+    "-F, --quit-if-one-screen",
+    "-R",
+    "-r, --raw-control-chars",
+    "-X, --no-init",
+    "-N",
+    "-n, --line-numbers",
+    "-S, --chop-long-lines",
+    "-i, --ignore-case",
+    "-I",
+    "-M",
+    "-m, --long-prompt",
+    "-e, --quit-at-eof",
+    "-E",
+    "-K, --quit-on-intr",
+    "-q, --quiet, --silent",
+    "-Q",
+    "-s, --squeeze-blank-lines",
+    "-w, --hilite-unread",
+    "-W",
+    "-x, --tabs=N",
+    "-z, --window=N",
+    "-V, --version",
+    "--help"
+  ],
+  operands: { rest: "read" },
+  numeric: true,
+  // `+cmd` runs less commands at start (`!` among them runs a shell command).
+  check: (view) =>
+    view.operands.some((operand) => operand.value.startsWith("+")) ? "less +cmd runs commands" : undefined
+}
+
+/** `xxd` dumping a file: `xxd IN OUT` writes OUT, `-r` turns a dump back into bytes (not in the table). */
+export const xxd: CommandTable = {
+  options: [
+    "-a",
+    "-b",
+    "-C",
+    "-c N",
+    "-d",
+    "-E",
+    "-e",
+    "-g N",
+    "-h",
+    "-i",
+    "-l N",
+    "-n NAME",
+    "-o N",
+    "-p",
+    "-u",
+    "-R WHEN",
+    "-v"
+  ],
+  operands: { leading: ["read", "write"], rest: "none" }
 }

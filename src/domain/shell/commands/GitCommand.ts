@@ -66,7 +66,8 @@ const storedContent = new Set([
   "diff-tree",
   "blame",
   "grep",
-  "cat-file"
+  "cat-file",
+  "format-patch"
 ])
 
 /** Interprets a subcommand's words with its table, or with the listing rules of `branch`, `tag`, `remote` … */

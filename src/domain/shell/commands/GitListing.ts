@@ -15,10 +15,10 @@ const listingWith =
     view.operands.length === 0 || listing.some(view.has) ? undefined : `git ${what} with an operand creates ${what}`
 
 const filters = [
-  "--contains=REV",
-  "--no-contains=REV",
-  "--merged=REV",
-  "--no-merged=REV",
+  "--contains[=REV]",
+  "--no-contains[=REV]",
+  "--merged[=REV]",
+  "--no-merged[=REV]",
   "--points-at=REV",
   "--sort=KEY",
   "--format=FORMAT",
@@ -106,7 +106,8 @@ const configLocation = [
   "--local",
   "--worktree",
   "-f, --file=FILE",
-  "--blob=REV",
+  // `--blob=REV:PATH` reads PATH as the repository stores it (a read of PATH).
+  "--blob=FILE",
   "--show-origin",
   "--show-scope",
   "-z, --null",
@@ -139,7 +140,11 @@ export const config: CommandTable = {
     ...configLocation
   ],
   operands: { rest: "text" },
-  check: (view) => (readingActions.some(view.has) ? undefined : "git config without a reading action sets a value")
+  // `git config NAME` (one operand, no action) prints a value; `git config NAME VALUE` sets it.
+  check: (view) =>
+    readingActions.some(view.has) || (view.operands.length === 1 && !view.operands[0].value.startsWith("-"))
+      ? undefined
+      : "git config without a reading action sets a value"
 }
 
 /** `git config get|list` (the subcommand form of newer git). */
@@ -164,6 +169,79 @@ const worktreeList: CommandTable = {
   operands: { rest: "none" }
 }
 
+/**
+ * The configuration files `git config` prints from: the repository's, the user's (`~/.gitconfig`, the XDG one) and
+ * the system's, unless `--file`/`--blob` name the only source. They are read for their contents (a Read rule on
+ * `~/.gitconfig` applies to `git config -l`); being git's own files, they do not take the command outside the
+ * working directories.
+ */
+const withConfigFiles = (effect: CommandEffect, args: ReadonlyArray<ArgWord>): CommandEffect => {
+  const named = args.some((word) => /^(?:-f|--file|--blob)(?:=|$)/.test(word.value) || /^-[a-z]*f/.test(word.value))
+  if (named) return effect
+  const only = (flag: string) => args.some((word) => word.value === flag)
+  const files = only("--global")
+    ? ["~/.gitconfig", "~/.config/git/config"]
+    : only("--system")
+      ? ["/etc/gitconfig"]
+      : only("--local") || only("--worktree")
+        ? [".git/config", ".git/config.worktree"]
+        : ["~/.gitconfig", "~/.config/git/config", "/etc/gitconfig", ".git/config", ".git/config.worktree"]
+  return { ...effect, implicitFiles: files }
+}
+
+// Patches printed to the output (`--stdout`): committed content, like `git log -p`; without `--stdout` it
+// writes one file per commit.
+const formatPatch: CommandTable = {
+  refused: [...refusedDiffOptions, "-o, --output-directory=OUT", "--output=OUT", "--signature-file=FILE"],
+  options: [
+    ...diffOptions,
+    ...revisionOptions.filter((entry) => !entry.startsWith("-n,")),
+    "--max-count=N",
+    "--stdout",
+    "-n, --numbered",
+    "-N, --no-numbered",
+    "-k, --keep-subject",
+    "--cover-letter",
+    "--no-cover-letter",
+    "--signature=TEXT",
+    "--no-signature",
+    "--subject-prefix=TEXT",
+    "--rfc[=TEXT]",
+    "-v, --reroll-count=N",
+    "--zero-commit",
+    "--base=REV",
+    "--no-stat",
+    "--start-number=N",
+    "--numbered-files",
+    "--suffix=TEXT",
+    "--no-binary",
+    "--from[=TEXT]",
+    "--to=TEXT",
+    "--cc=TEXT",
+    "--add-header=TEXT",
+    "--in-reply-to=TEXT",
+    "--thread[=WORD]",
+    "--no-thread",
+    "--ignore-if-in-upstream",
+    "--always",
+    "--progress",
+    "--interdiff=REV",
+    "--range-diff=REV",
+    "--creation-factor=N",
+    "--description-file=FILE",
+    ...helpOptions
+  ],
+  operands: { rest: "read" },
+  numeric: true,
+  check: (view) =>
+    view.has("--stdout")
+      ? view.options.some((o) => (o.name === "--format" || o.name === "--pretty") && /%G/.test(o.value ?? ""))
+        ? "a format with %G runs the signature program"
+        : undefined
+      : "git format-patch without --stdout writes files",
+  implicitRead: () => true
+}
+
 /** Interprets `ARGS` as `SUB REST` where SUB picks a table; indices shifted past SUB. */
 const bySubcommand = (
   args: ReadonlyArray<ArgWord>,
@@ -186,12 +264,20 @@ export const gitListing = (name: string, args: ReadonlyArray<ArgWord>): CommandE
       return TableInterpreter.interpret(tag, args)
     case "remote":
       return bySubcommand(args, { "get-url": remoteGetUrl }, remote)
-    case "config":
-      return bySubcommand(args, { get: configGet, list: configGet }, config)
+    case "config": {
+      // `git config NAME` (a dotted name, not a subcommand) prints its value.
+      const named = args[0]?.literal === true && /^[A-Za-z][\w-]*\./.test(args[0].value)
+      const effect = named
+        ? TableInterpreter.interpret(config, args)
+        : bySubcommand(args, { get: configGet, list: configGet }, config)
+      return effect === undefined ? undefined : withConfigFiles(effect, args)
+    }
     case "stash":
       return bySubcommand(args, { list: log, show: log })
     case "reflog":
       return bySubcommand(args, { show: log, exists: { options: [], operands: { rest: "text" } } }, log)
+    case "format-patch":
+      return TableInterpreter.interpret(formatPatch, args)
     case "worktree":
       return bySubcommand(args, { list: worktreeList })
     default:

@@ -464,6 +464,47 @@ export const subcommands: Readonly<Record<string, CommandTable>> = {
     options: ["-v, --verbose", "-H, --human-readable", ...helpOptions],
     operands: { rest: "none" }
   },
+  // Whether paths are ignored: names only (the ignore files it reads are git's own).
+  "check-ignore": {
+    names: true,
+    options: ["-q, --quiet", "-v, --verbose", "--stdin", "-z", "-n, --non-matching", "--no-index", ...helpOptions],
+    operands: { rest: "read" }
+  },
+  // The commits of one branch not yet upstream: ids and subjects.
+  cherry: {
+    names: true,
+    options: ["-v", "--abbrev[=N]", ...helpOptions],
+    operands: { rest: "text" }
+  },
+  "show-branch": {
+    names: true,
+    options: [
+      "-a, --all",
+      "-r, --remotes",
+      "--topo-order",
+      "--date-order",
+      "--current",
+      "--sparse",
+      "--more=N",
+      "--list",
+      "--independent",
+      "--merge-base",
+      "--no-name",
+      "--sha1-name",
+      "--topics",
+      "-g, --reflog[=TEXT]",
+      "--color[=WHEN]",
+      "--no-color",
+      ...helpOptions
+    ],
+    operands: { rest: "text" }
+  },
+  // git's logical variables (author and committer identity, editor, pager): names, no file's contents.
+  var: {
+    names: true,
+    options: ["-l", ...helpOptions],
+    operands: { rest: "text" }
+  },
   "name-rev": {
     names: true,
     options: [

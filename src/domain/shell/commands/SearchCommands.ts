@@ -219,3 +219,59 @@ export const rg: CommandTable = {
     }
   }
 }
+
+/**
+ * `fd PATTERN [PATH…]` lists the names that match: names only, like `find -name` (Read rules protect contents).
+ * `-x/--exec` and `-X/--exec-batch` run a command for each match, so they are not in the table; an ignore file
+ * named by `--ignore-file` is read for its contents.
+ */
+export const fd: CommandTable = {
+  refused: ["-x, --exec=PROGRAM", "-X, --exec-batch=PROGRAM", "--batch-size=N"],
+  options: [
+    "-H, --hidden",
+    "-I, --no-ignore",
+    "--no-ignore-vcs",
+    "--no-ignore-parent",
+    "-u, --unrestricted",
+    "-s, --case-sensitive",
+    "-i, --ignore-case",
+    "-g, --glob",
+    "--regex",
+    "-F, --fixed-strings",
+    "--and=PATTERN",
+    "-a, --absolute-path",
+    "-l, --list-details",
+    "-L, --follow",
+    "-p, --full-path",
+    "-0, --print0",
+    "-d, --max-depth=N",
+    "--min-depth=N",
+    "--exact-depth=N",
+    "--prune",
+    "-t, --type=TYPE",
+    "-e, --extension=TEXT",
+    "-E, --exclude=PATTERN",
+    "--ignore-file=FILE",
+    "-c, --color=WHEN",
+    "-j, --threads=N",
+    "-S, --size=SIZE",
+    "--changed-within=TIME",
+    "--changed-before=TIME",
+    "-o, --owner=TEXT",
+    "--format=FORMAT",
+    "--max-results=N",
+    "-1",
+    "-q, --quiet",
+    "--show-errors",
+    "--strip-cwd-prefix[=WHEN]",
+    "--one-file-system",
+    "--base-directory=PATH",
+    "--search-path=PATH",
+    "--path-separator=SEP",
+    "-h, --help",
+    "-V, --version"
+  ],
+  operands: { leading: ["text"], rest: "read" },
+  implicitRead: (view) => view.operands.length <= 1 && !view.has("--search-path"),
+  names: (view) => !view.has("-x") && !view.has("-X")
+}

@@ -408,3 +408,25 @@ export const strings: CommandTable = {
       ? "strings @FILE reads options from a file"
       : undefined
 }
+
+/** `join FILE1 FILE2`: prints lines of both files joined on a field. */
+export const join: CommandTable = {
+  options: [
+    "-a N",
+    "-e TEXT",
+    "-i, --ignore-case",
+    "-j N",
+    "-o FORMAT",
+    "-t SEP",
+    "-v N",
+    "-1 N",
+    "-2 N",
+    "--check-order",
+    "--nocheck-order",
+    "--header",
+    "-z, --zero-terminated",
+    ...version
+  ],
+  operands: { leading: ["read", "read"], rest: "none" },
+  inert: true
+}
