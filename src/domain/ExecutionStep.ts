@@ -306,8 +306,17 @@ class Draft {
     this.events.push(event)
   }
 
-  private emitState(call: ToolCall, to: "queued" | "executing" | "completed" | "yielded"): void {
-    if (this.settings.detailed) this.emit({ type: "state", tool_use_id: call.id, state: to, t_ms: this.t })
+  private emitState(
+    call: ToolCall,
+    to: "queued" | "executing" | "completed" | "yielded",
+    version?: string | undefined
+  ): void {
+    if (!this.settings.detailed) return
+    this.emit(
+      version === undefined
+        ? { type: "state", tool_use_id: call.id, state: to, t_ms: this.t }
+        : { type: "state", tool_use_id: call.id, state: to, t_ms: this.t, version }
+    )
   }
 
   private applyModifier(modifier: Tool.ContextModifier): void {
@@ -523,7 +532,7 @@ class Draft {
     for (const ready of picked) {
       this.setProgress(ready.index, { _tag: "Running", ready, startedAt: this.t, cancel: undefined })
       const arrived = this.log[ready.index]
-      this.emitState(arrived.call, "executing")
+      this.emitState(arrived.call, "executing", arrived.tool?.version)
       this.started.push({ call: arrived, input: ready.input, startedAt: this.t })
     }
   }

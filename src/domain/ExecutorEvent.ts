@@ -12,6 +12,8 @@ export interface StateEvent {
   readonly tool_use_id: string
   readonly state: CallState
   readonly t_ms: number
+  /** On `executing`, the version of the tool the call runs, for a versioned tool (docs/tools.md, "Tool versions"). */
+  readonly version?: string
 }
 
 /**

@@ -11,6 +11,7 @@ import * as PermissionRule from "./PermissionRule.js"
 import { mergeSections, SandboxSection } from "./Sandbox.js"
 import * as SecretFiles from "./SecretFiles.js"
 import { PoliciesSection } from "./ToolPolicy.js"
+import { PinsSection } from "./ToolVersion.js"
 
 /** The `permissions` section. Unknown keys are allowed and kept. */
 export const PermissionsSection = Schema.Struct(
@@ -48,7 +49,9 @@ export const SettingsFile = Schema.Struct(
     /** The most bytes of one call's output saved under the state directory (default 64 MiB; docs/tools.md). */
     maxSavedOutputBytes: Schema.optional(Schema.Number.pipe(Schema.int(), Schema.positive())),
     /** Retry, timeout, rate limit and circuit breaker per tool, keyed like permission rules (docs/tools.md). */
-    toolPolicies: Schema.optional(PoliciesSection)
+    toolPolicies: Schema.optional(PoliciesSection),
+    /** The version each named tool runs, when several are registered (`"Deploy": "1.x"`; docs/tools.md). */
+    toolVersions: Schema.optional(PinsSection)
   },
   Schema.Record({ key: Schema.String, value: Schema.Unknown })
 )

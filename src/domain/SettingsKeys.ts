@@ -14,6 +14,7 @@ export const topLevelKeys: ReadonlyArray<string> = [
   "autoCompactThreshold",
   "maxSavedOutputBytes",
   "toolPolicies",
+  "toolVersions",
   "$schema",
   "apiKeyHelper",
   "attribution",

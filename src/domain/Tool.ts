@@ -8,6 +8,7 @@ import type { ToolFailure, ToolValidationError } from "./Errors.js"
 import { ToolSchemaError } from "./Errors.js"
 import { type PermissionMode, type PermissionOpinion, passthrough } from "./Permission.js"
 import type * as ToolPolicy from "./ToolPolicy.js"
+import * as ToolVersion from "./ToolVersion.js"
 
 /** A tool's category (what kind of thing it does). */
 export type Category = "file" | "shell" | "search" | "network" | "agent" | "workflow" | "plan" | "mcp" | "custom"
@@ -93,6 +94,8 @@ export const isWithModifier = (u: unknown): u is WithModifier<unknown> => u inst
 /** A tool definition with every field filled in. */
 export interface Tool<I, O> {
   readonly name: string
+  /** The version, for a tool registered as `name@version` (docs/tools.md, "Tool versions"). */
+  readonly version?: string | undefined
   readonly aliases: ReadonlyArray<string>
   readonly description: string
   readonly input: Schema.Schema<I, unknown>
@@ -144,7 +147,10 @@ export interface JsonObjectSchema {
 
 /** What a tool author writes: the required fields and any overrides of the fail-closed defaults. */
 export interface Definition<I, O, IE = unknown, OE = unknown, PA = unknown, PE = unknown> {
+  /** The name the model calls; `name@version` (e.g. `Deploy@2.1.0`) makes this one version of `name`. */
   readonly name: string
+  /** The version, when not given in the name. */
+  readonly version?: string
   readonly aliases?: ReadonlyArray<string>
   readonly description: string
   readonly input: Schema.Schema<I, IE>
@@ -239,7 +245,8 @@ export const make = <I, O, IE = unknown, OE = unknown, PA = unknown, PE = unknow
   def: Definition<I, O, IE, OE, PA, PE>
 ): Effect.Effect<Tool<I, O>, ToolSchemaError> =>
   Effect.map(jsonSchemaOf(def.name, def.input as Schema.Schema.AnyNoContext), (inputJsonSchema) => ({
-    name: def.name,
+    name: ToolVersion.parse(def.name).name,
+    version: ToolVersion.parse(def.name).version ?? def.version,
     aliases: def.aliases ?? [],
     description: def.description,
     input: def.input as unknown as Schema.Schema<I, unknown>,

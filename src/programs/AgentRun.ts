@@ -231,7 +231,13 @@ const recorder = (audit: Audit.Audit) =>
       onExecutorEvent: (event: ExecutorEvent) =>
         event.type === "state"
           ? Effect.flatMap(now, (at) =>
-              Audit.add(audit, { type: "tool_state", tool_use_id: event.tool_use_id, state: event.state, at })
+              Audit.add(audit, {
+                type: "tool_state",
+                tool_use_id: event.tool_use_id,
+                state: event.state,
+                at,
+                ...(event.version === undefined ? {} : { version: event.version })
+              })
             )
           : event.type === "policy"
             ? Effect.flatMap(now, (at) => Audit.add(audit, CallLog.policyRecord(event, at)))

@@ -490,9 +490,17 @@ export const serve = (options: ServeOptions) =>
       allowOrigins: new Set(options.allowOrigins)
     })
     yield* Effect.gen(function* () {
-      yield* DurableStore.list
-      yield* SessionEvents.ensureTables
-      yield* ensurePromptsColumn
+      // runners started together on a new database make its tables one at a time
+      yield* DurableStore.withSchemaLock(
+        Effect.gen(function* () {
+          yield* DurableStore.clusterTables
+          yield* DurableStore.list
+          yield* SessionEvents.ensureTables
+          yield* ensurePromptsColumn
+          yield* CallProcesses.ensureTable
+          yield* SessionLease.ensureTable
+        })
+      )
       // the call processes of runners on this machine that died
       const killed = yield* CallProcesses.killOrphans
       if (killed > 0) yield* Console.error(`armature serve: killed ${killed} process groups left by runners that died`)

@@ -97,10 +97,23 @@ const list = Command.make(
       const registry = yield* ToolRegistry
       const pool = yield* registry.pool()
       const settings = yield* Settings
+      // every registered version of each listed tool that has versions (oldest first)
+      const versions = new Map<string, ReadonlyArray<string>>()
+      for (const tool of pool) {
+        if (tool.version === undefined) continue
+        const all = yield* registry.versions(tool.name)
+        versions.set(
+          tool.name,
+          all.flatMap((t) => (t.source === tool.source && t.version !== undefined ? [t.version] : []))
+        )
+      }
+      const nameOf = (tool: (typeof pool)[number]) =>
+        tool.version === undefined ? tool.name : `${tool.name}@${tool.version}`
       const { skills } = yield* Skills.load({ projectDir: settings.projectDir, home: settings.home })
       if (json) {
         const rows = pool.map((tool) => ({
           name: tool.name,
+          ...(tool.version === undefined ? {} : { version: tool.version, versions: versions.get(tool.name) ?? [] }),
           aliases: tool.aliases,
           category: tool.category,
           source: tool.source,
@@ -124,12 +137,15 @@ const list = Command.make(
         yield* Console.log(JSON.stringify(rows, null, 2))
         return
       }
-      const width = Math.max(4, ...pool.map((t) => t.name.length))
+      const width = Math.max(4, ...pool.map((t) => nameOf(t).length))
       yield* Console.log(`${"NAME".padEnd(width)}  ${"CATEGORY".padEnd(8)}  DESCRIPTION`)
       for (const tool of pool) {
-        const extra = flags(tool)
+        const others = (versions.get(tool.name) ?? []).filter((v) => v !== tool.version)
+        const extra = [flags(tool), others.length > 0 ? `other versions: ${others.join(", ")}` : ""]
+          .filter((s) => s !== "")
+          .join("; ")
         yield* Console.log(
-          `${tool.name.padEnd(width)}  ${tool.category.padEnd(8)}  ${tool.description.split("\n")[0]}${extra ? ` [${extra}]` : ""}`
+          `${nameOf(tool).padEnd(width)}  ${tool.category.padEnd(8)}  ${tool.description.split("\n")[0]}${extra ? ` [${extra}]` : ""}`
         )
       }
       if (skills.length > 0 && pool.some((tool) => tool.name === SkillTool.name)) {

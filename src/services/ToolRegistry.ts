@@ -24,15 +24,23 @@ export type RegistryChange =
 export class ToolRegistry extends Context.Tag("armature/ToolRegistry")<
   ToolRegistry,
   {
-    /** Adds a tool; a name or alias already used by a tool of the same source fails. */
+    /**
+     * Adds a tool; a name or alias already used by a tool of the same source fails, unless both are versions of the
+     * same name with different versions (the newest becomes active for calls that start from now on).
+     */
     readonly register: (tool: Tool.Any) => Effect.Effect<void, DuplicateToolError>
     /** Adds a tool for the life of the current scope. */
     readonly registerScoped: (tool: Tool.Any) => Effect.Effect<void, DuplicateToolError, Scope.Scope>
-    /** Removes a tool by name; true when it was there. */
+    /** Removes a tool by name (every version), or one version by `name@version`; true when it was there. */
     readonly unregister: (name: string) => Effect.Effect<boolean>
-    /** Finds a tool by name, then by alias; built-ins win name clashes with MCP tools. */
+    /**
+     * Finds a tool by name, then by alias: its active version (the newest, or the one settings pin); `name@version`
+     * finds that version whether active or not. Built-ins win name clashes with MCP tools.
+     */
     readonly lookup: (name: string) => Effect.Effect<Option.Option<Tool.Any>>
-    /** Every registered tool, in pool order, with no filtering. */
+    /** Every registered version of a tool, oldest first. */
+    readonly versions: (name: string) => Effect.Effect<ReadonlyArray<Tool.Any>>
+    /** Every registered tool (its active version), in pool order, with no filtering. */
     readonly all: Effect.Effect<ReadonlyArray<Tool.Any>>
     /** The pool sent to the model: built-in tools by name, then MCP tools by name; tools denied outright left out. */
     readonly pool: (options?: PoolOptions) => Effect.Effect<ReadonlyArray<Tool.Any>>

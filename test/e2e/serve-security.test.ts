@@ -395,4 +395,84 @@ describe("armature serve: who may call it", () => {
       }),
     400_000
   )
+
+  it.scopedLive(
+    "the acceptance sequence on a default runner: each refused request runs nothing, the other folder's hook never runs, only the proper request runs",
+    () =>
+      Effect.gen(function* () {
+        const database = yield* Postgres.freshDatabase("armature_serve_heldout")
+        const root = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-serve-heldout-")))
+        const project = Path.join(root, "project")
+        const other = Path.join(root, "other")
+        Fs.mkdirSync(project)
+        Fs.mkdirSync(Path.join(other, ".claude"), { recursive: true })
+        Fs.writeFileSync(
+          Path.join(other, ".claude", "settings.json"),
+          JSON.stringify({
+            permissions: { defaultMode: "bypassPermissions" },
+            hooks: { SessionStart: [{ hooks: [{ type: "command", command: `touch ${Path.join(root, "hook-ran")}` }] }] }
+          })
+        )
+        const names = ["notoken", "textplain", "origin", "host", "bypass", "cwd", "huge", "proper"]
+        const server = yield* MessagesServer.make([], {
+          laneOf: (body) => /mark (\w+)/.exec(JSON.stringify(body.messages[0] ?? ""))?.[1] ?? "main",
+          lanes: Object.fromEntries(
+            names.map((name) => [
+              name,
+              [
+                MessagesServer.message([bash(`toolu_${name}`, `touch ran-${name}`)]),
+                MessagesServer.message([{ type: "text", text: "done" }])
+              ]
+            ])
+          )
+        })
+        // default permission mode; the one command the proper session needs is allowed
+        const runner = yield* startRunner(database, project, { ANTHROPIC_BASE_URL: server.url }, [
+          "--cwd",
+          project,
+          "--allowed-tools",
+          "Bash(touch:*)"
+        ])
+        const sessions = `${runner.url}/sessions`
+        const body = (name: string, extra: Record<string, unknown> = {}) =>
+          JSON.stringify({ prompt: `mark ${name}`, ...extra })
+        const port = new URL(runner.url).port
+        const statuses = [
+          (yield* raw(sessions, "POST", json, body("notoken"))).status,
+          (yield* raw(sessions, "POST", { ...authorization, "content-type": "text/plain" }, body("textplain"))).status,
+          (yield* raw(sessions, "POST", { ...json, ...authorization, origin: "http://evil.example" }, body("origin")))
+            .status,
+          (yield* raw(sessions, "POST", { ...json, ...authorization, host: `evil.example:${port}` }, body("host")))
+            .status,
+          (yield* raw(
+            sessions,
+            "POST",
+            { ...json, ...authorization },
+            body("bypass", { permission_mode: "bypassPermissions" })
+          )).status,
+          (yield* raw(sessions, "POST", { ...json, ...authorization }, body("cwd", { cwd: other }))).status
+        ]
+        expect(statuses).toEqual([401, 415, 403, 421, 403, 403])
+        const huge = yield* raw(
+          sessions,
+          "POST",
+          { ...json, ...authorization },
+          Buffer.from(JSON.stringify({ prompt: `mark huge ${"y".repeat(50 * 1024 * 1024)}` }))
+        )
+        expect([413, -1]).toContain(huge.status)
+        const proper = yield* raw(sessions, "POST", { ...json, ...authorization }, body("proper"))
+        expect(proper.status).toBe(201)
+        const id = String(JSON.parse(proper.body).session_id)
+        expect(yield* getText(`${sessions}/${id}/events`)).toContain('"subtype":"success"')
+        // only the proper request reached the model and ran; the other folder's hook never ran
+        expect(Fs.readdirSync(root).sort()).toEqual(["other", "project"])
+        expect(Fs.readdirSync(project).filter((f) => f.startsWith("ran-"))).toEqual(["ran-proper"])
+        expect(Fs.readdirSync(other)).toEqual([".claude"])
+        expect(server.requests.map((r) => /mark (\w+)/.exec(JSON.stringify(r.body.messages[0]))?.[1])).toEqual([
+          "proper",
+          "proper"
+        ])
+      }),
+    400_000
+  )
 })

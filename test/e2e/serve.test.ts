@@ -340,4 +340,26 @@ describe("armature serve", () => {
       }),
     180_000
   )
+
+  it.scopedLive(
+    "runners started together on a new database all come up: its tables are made one at a time (3 rounds of 3)",
+    () =>
+      Effect.gen(function* () {
+        for (let round = 1; round <= 3; round++) {
+          const database = yield* Postgres.freshDatabase("armature_serve_together")
+          const dir = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-serve-together-")))
+          const runners = yield* Effect.all(
+            [1, 2, 3].map(() => startRunner(database, dir, { ANTHROPIC_BASE_URL: "http://127.0.0.1:9" })),
+            { concurrency: "unbounded" }
+          )
+          for (const runner of runners) {
+            expect(runner.output()).not.toContain("duplicate key")
+            expect((yield* getJson(`${runner.url}/sessions/nope`)).status).toBe(404)
+          }
+          for (const runner of runners) runner.child.kill("SIGKILL")
+          yield* Effect.promise(() => Promise.all(runners.map((r) => r.ended)))
+        }
+      }),
+    400_000
+  )
 })

@@ -254,7 +254,13 @@ export const hiddenCode = (form: CommandForm): string | undefined => {
     for (const word of args) {
       if (word === null) return unknownWord(name)
       const option = table.options.find(
-        (o) => word === o || word.startsWith(`${o}=`) || (o === "+" && /^\+\D/.test(word))
+        (o) =>
+          word === o ||
+          word.startsWith(`${o}=`) ||
+          (o === "+" && /^\+\D/.test(word)) ||
+          // GNU abbreviations (`make --ev=…` is `--eval`) and a value attached to a short option (`make -E'…'`)
+          (o.startsWith("--") && /^--[a-z][a-z-]+/.test(word) && o.startsWith(word.split("=")[0])) ||
+          (/^-[A-Za-z]$/.test(o) && new RegExp(`^-[A-Za-z]*${o[1]}`).test(word))
       )
       if (option !== undefined) return `\`${name} ${option}\` runs ${table.language} code given on the command line`
     }

@@ -145,6 +145,43 @@ export const runnerLayer = (address: { readonly host: string; readonly port: num
   return ClusterWorkflowEngine.layer.pipe(Layer.provideMerge(Layer.merge(runner, watch)))
 }
 
+/** The advisory lock class of a database's schema ("ARMS"): held while tables are made. */
+const schemaLockClass = 0x41524d53
+
+/**
+ * Runs `effect` (making tables) holding the database's schema lock, so that processes started together on a new
+ * database make its tables one at a time: PostgreSQL's `CREATE TABLE IF NOT EXISTS` run at once by two sessions can
+ * fail with a duplicate key in `pg_type`. On another database `effect` runs as it is.
+ */
+export const withSchemaLock = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    return yield* sql.onDialectOrElse({
+      pg: () =>
+        Effect.gen(function* () {
+          const conn = yield* sql.reserve
+          yield* conn.executeRaw("SELECT pg_advisory_lock($1, 0)", [schemaLockClass])
+          return yield* Effect.ensuring(
+            effect,
+            conn.executeRaw("SELECT pg_advisory_unlock($1, 0)", [schemaLockClass]).pipe(Effect.ignore)
+          )
+        }).pipe(Effect.scoped),
+      orElse: () => effect
+    })
+  })
+
+/**
+ * Makes the cluster's tables (messages, runners, locks) by building its storage once and letting it go: a runner
+ * built afterwards finds them made.
+ */
+export const clusterTables = Effect.suspend(() =>
+  Layer.build(
+    Layer.merge(SqlMessageStorage.layer, SqlRunnerStorage.layer).pipe(
+      Layer.provide(ShardingConfig.layer(sharedSharding))
+    )
+  )
+).pipe(Effect.scoped, Effect.asVoid)
+
 /** What `armature sessions` shows of a session, and what `resume` needs. */
 export interface SessionRecord {
   readonly id: string

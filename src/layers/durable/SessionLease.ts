@@ -45,7 +45,8 @@ const self = {
   host: Os.hostname()
 }
 
-const ensureTable = Effect.flatMap(
+/** Makes the table if it is not there. */
+export const ensureTable = Effect.flatMap(
   SqlClient.SqlClient,
   (sql) =>
     sql`CREATE TABLE IF NOT EXISTS armature_leases (

@@ -1,6 +1,7 @@
 /**
  * Armature's tools as an MCP server: the registry's pool is listed with fail-closed annotations, and every call
- * runs through the ToolExecutor, so the permission pipeline and the hooks apply. One SDK `Server` per connection
+ * runs through the ToolExecutor, so the permission pipeline and the hooks apply. Files, agents and skills are offered
+ * as resources and prompts (McpServerContent). One SDK `Server` per connection
  * (stdio has one; Streamable HTTP one per session); each lives in its own scope, so closing the connection
  * interrupts its calls in flight and waits for them.
  */
@@ -26,6 +27,7 @@ import { ToolExecutor } from "../../services/ToolExecutor.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
 import { annotationsOf } from "./McpAnnotations.js"
 import * as McpLogRelay from "./McpLogRelay.js"
+import * as McpServerContent from "./McpServerContent.js"
 import { StdioLinesTransport } from "./StdioLines.js"
 
 /** The name and version the server announces in `initialize`. */
@@ -104,7 +106,16 @@ export const connect = (
 
     const pool = registry.pool({ isDenied: policy.isToolDenied })
 
-    const server = new Server(serverInfo, { capabilities: { tools: { listChanged: true }, logging: {} } })
+    const server = new Server(serverInfo, {
+      capabilities: {
+        tools: { listChanged: true },
+        logging: {},
+        resources: { subscribe: true },
+        prompts: {},
+        completions: {}
+      }
+    })
+    yield* McpServerContent.install(server)
     server.onclose = () => {
       Deferred.unsafeDone(closed, Exit.void)
     }

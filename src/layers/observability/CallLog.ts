@@ -15,6 +15,8 @@ export interface StateRecord {
   readonly tool_use_id: string
   readonly state: string
   readonly at: number
+  /** The version of the tool the call ran (on `executing`, for a versioned tool). */
+  readonly version?: string
 }
 
 /** The permission decision of a call, with its trace. */
@@ -53,7 +55,10 @@ export type CallRecord = StateRecord | DecisionRecord | ModelRecord | PolicyReco
  */
 export const stateRecord = (event: ExecutorEvent, startedAt: number): StateRecord | PolicyRecord | undefined => {
   if (event.type === "state") {
-    return { type: "tool_state", tool_use_id: event.tool_use_id, state: event.state, at: startedAt + event.t_ms }
+    const at = startedAt + event.t_ms
+    return event.version === undefined
+      ? { type: "tool_state", tool_use_id: event.tool_use_id, state: event.state, at }
+      : { type: "tool_state", tool_use_id: event.tool_use_id, state: event.state, at, version: event.version }
   }
   return event.type === "policy" ? policyRecord(event, startedAt + event.t_ms) : undefined
 }

@@ -4,6 +4,7 @@
  */
 import type { TraceStep } from "../../domain/Permission.js"
 import * as PermissionRule from "../../domain/PermissionRule.js"
+import { codeRunningOption } from "../../domain/shell/CodeOptions.js"
 import type { ShellAnalysis } from "../../services/ShellAnalyzer.js"
 import {
   inside,
@@ -68,11 +69,13 @@ const commandAllowRule = (
   command: { readonly argv: ReadonlyArray<string>; readonly assigned?: ReadonlyArray<string> | undefined }
 ): PreparedRule | undefined => {
   const harmless = (command.assigned ?? []).every(PermissionRule.isHarmlessAssignment)
+  // A rule naming a program never covers an option of it that runs code (`rg --pre`, `make -E`; CodeOptions.ts).
+  const runsCode = codeRunningOption(command.argv) !== undefined
   return call.allow.find(
     (pr) =>
       PermissionRule.namesTool(pr.rule.tool, call.tool) &&
       (pr.rule.content === undefined ||
-        (harmless && PermissionRule.matchesCommand(pr.rule.content, command.argv.join(" "))))
+        (harmless && !runsCode && PermissionRule.matchesCommand(pr.rule.content, command.argv.join(" "))))
   )
 }
 
@@ -93,7 +96,15 @@ export const allowRules: Stage = (call) => {
     if (analysis === undefined || analysis.commands.length === 0) return pass("allowRules", "the command is empty")
     const matched = analysis.commands.map((c) => [c, commandAllowRule(call, c)] as const)
     const uncovered = matched.find(([, pr]) => pr === undefined)
-    if (uncovered !== undefined) return pass("allowRules", `no allow rule covers \`${uncovered[0].normalized}\``)
+    if (uncovered !== undefined) {
+      const option = codeRunningOption(uncovered[0].argv)
+      return pass(
+        "allowRules",
+        option === undefined
+          ? `no allow rule covers \`${uncovered[0].normalized}\``
+          : `no allow rule covers \`${uncovered[0].normalized}\`: its option ${option} runs code the rule does not name`
+      )
+    }
     if (!analysis.parsed || analysis.dangers.length > 0) {
       const dangers = analysis.parsed ? analysis.dangers : ["input that does not parse", ...analysis.dangers]
       return pass("allowRules", `allow rules never cover ${[...new Set(dangers)].join(", ")}`)

@@ -7,6 +7,7 @@
  */
 
 import * as PermissionRule from "../../domain/PermissionRule.js"
+import { describe } from "../../domain/shell/CommandEffect.js"
 import { hiddenAssignment, hiddenCode } from "../../domain/shell/HiddenCode.js"
 import { interpreterFor } from "../../domain/shell/Interpreters.js"
 import { shells } from "../shell/WrapperTables.js"
@@ -75,6 +76,33 @@ const writtenThenRun = (call: Prepared): { readonly command: string; readonly fi
   return undefined
 }
 
+/**
+ * A program run by a path (`./r x`), or a script given to a shell or interpreter, after a command of the same line
+ * that may write files the tables do not know of (`dd of=r`, `rsync /bin/rm ./r`): what runs is only known once the
+ * line runs, so the line is not enumerable.
+ */
+const runAfterUnknownWrite = (call: Prepared): { readonly command: string; readonly finding: string } | undefined => {
+  let writer: string | undefined
+  for (const command of call.analysis?.commands ?? []) {
+    const head = command.argv[0]
+    if (writer !== undefined && head !== undefined) {
+      const script = runsFiles(head) ? command.argv.slice(1).find((word) => !word.startsWith("-")) : undefined
+      const ran = head.includes("/") ? head : script
+      if (ran !== undefined) {
+        return {
+          command: command.text,
+          finding: `\`${ran}\` is run after \`${writer}\`, which may write it`
+        }
+      }
+    }
+    if (writer === undefined && head !== undefined) {
+      const effect = describe(command.argv)
+      if (!effect.readOnly && (!effect.known || effect.writes.length > 0)) writer = command.normalized
+    }
+  }
+  return undefined
+}
+
 /** The first finding of hidden code in the call's commands, with the command it is in. */
 export const findHiddenCode = (call: Prepared): { readonly command: string; readonly finding: string } | undefined => {
   // Not enumerable: the line may start a program no rule has seen (docs/permissions.md, "Enumerability").
@@ -91,7 +119,7 @@ export const findHiddenCode = (call: Prepared): { readonly command: string; read
       if (finding !== undefined) return { command: command.text, finding }
     }
   }
-  return writtenThenRun(call)
+  return writtenThenRun(call) ?? runAfterUnknownWrite(call)
 }
 
 /** Step 3c: asks for a command whose code the deny and ask rules cannot see, when such rules exist. */

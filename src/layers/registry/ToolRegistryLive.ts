@@ -1,10 +1,14 @@
 /**
  * The in-memory ToolRegistry: tools by name and alias, and the pool (built-ins before MCP tools, tools denied
- * outright left out).
+ * outright left out). Several versions of a name may be registered (`name@version`); one is active: the newest, or
+ * the one the settings' `toolVersions` pin (docs/tools.md, "Tool versions"). A call holds the tool it looked up, so a
+ * version registered while it runs serves the calls that start after.
  */
 import { Effect, Layer, Option, PubSub, Ref, Stream } from "effect"
 import { DuplicateToolError } from "../../domain/Errors.js"
 import type * as Tool from "../../domain/Tool.js"
+import * as ToolVersion from "../../domain/ToolVersion.js"
+import { Settings } from "../../services/Settings.js"
 import { type PoolOptions, type RegistryChange, ToolRegistry } from "../../services/ToolRegistry.js"
 
 const simpleToolSet = new Set(["Bash", "Read", "Edit"])
@@ -19,16 +23,46 @@ export const poolOrder = (tools: ReadonlyArray<Tool.Any>): ReadonlyArray<Tool.An
   return [...builtins, ...mcp]
 }
 
-/** Builds the registry. */
+/**
+ * The active version of each name (per source), in registration order: the newest, or the newest matching the
+ * name's pin (a name whose pin matches no registered version has none).
+ */
+export const activeOf = (
+  tools: ReadonlyArray<Tool.Any>,
+  pins: Readonly<Record<string, string>>
+): ReadonlyArray<Tool.Any> => {
+  if (!tools.some((t) => t.version !== undefined)) return tools
+  const chosen = new Map<string, string | undefined | null>()
+  const keyOf = (t: Tool.Any) => `${t.source}\u0000${t.name}`
+  for (const t of tools) {
+    const key = keyOf(t)
+    if (chosen.has(key)) continue
+    const versions = tools.filter((o) => keyOf(o) === key).map((o) => o.version)
+    const pick = ToolVersion.active(versions, Object.hasOwn(pins, t.name) ? pins[t.name] : undefined)
+    chosen.set(key, pick._tag === "Some" ? pick.version : null)
+  }
+  return tools.filter((t) => chosen.get(keyOf(t)) === t.version)
+}
+
+/** Builds the registry; version pins come from the Settings service's `toolVersions`, when there is one. */
 export const make = Effect.gen(function* () {
   const tools = yield* Ref.make<ReadonlyArray<Tool.Any>>([])
   const hub = yield* PubSub.unbounded<RegistryChange>()
+  const settings = yield* Effect.serviceOption(Settings)
+  const pins: Readonly<Record<string, string>> = Option.match(settings, {
+    onNone: () => ({}),
+    onSome: (s) => s.settings.toolVersions ?? {}
+  })
+  const current = Effect.map(Ref.get(tools), (all) => activeOf(all, pins))
 
   const register = (tool: Tool.Any) =>
     Ref.modify(tools, (current): readonly [Option.Option<DuplicateToolError>, ReadonlyArray<Tool.Any>] => {
       const names = [tool.name, ...tool.aliases]
       const clash = current.find(
-        (t) => t.source === tool.source && names.some((n) => n === t.name || t.aliases.includes(n))
+        (t) =>
+          t.source === tool.source &&
+          names.some((n) => n === t.name || t.aliases.includes(n)) &&
+          !(t.name === tool.name && t.version !== tool.version && t.version !== undefined && tool.version !== undefined)
       )
       if (clash !== undefined) {
         const name = names.find((n) => n === clash.name || clash.aliases.includes(n)) ?? tool.name
@@ -41,26 +75,33 @@ export const make = Effect.gen(function* () {
       Effect.asVoid
     )
 
-  const unregister = (name: string) =>
+  const unregister = (text: string) =>
     Ref.modify(tools, (current) => {
-      const next = current.filter((t) => t.name !== name)
+      const { name, version } = ToolVersion.parse(text)
+      const next = current.filter((t) => t.name !== name || (version !== undefined && t.version !== version))
       return [next.length !== current.length, next] as const
     }).pipe(
       Effect.tap((removed) =>
-        removed ? PubSub.publish(hub, { _tag: "Unregistered", name } as RegistryChange) : Effect.void
+        removed
+          ? PubSub.publish(hub, { _tag: "Unregistered", name: ToolVersion.parse(text).name } as RegistryChange)
+          : Effect.void
       )
     )
 
-  const lookup = (name: string) =>
-    Effect.map(Ref.get(tools), (current) => {
-      const ordered = poolOrder(current)
+  const lookup = (text: string) =>
+    Effect.map(Ref.get(tools), (all) => {
+      const { name, version } = ToolVersion.parse(text)
+      if (version !== undefined && !all.some((t) => t.name === text || t.aliases.includes(text))) {
+        return Option.fromNullable(all.find((t) => t.name === name && t.version === version))
+      }
+      const ordered = poolOrder(activeOf(all, pins))
       return Option.orElse(Option.fromNullable(ordered.find((t) => t.name === name)), () =>
         Option.fromNullable(ordered.find((t) => t.aliases.includes(name)))
       )
     })
 
   const pool = (options: PoolOptions = {}) =>
-    Effect.map(Ref.get(tools), (current) =>
+    Effect.map(current, (current) =>
       poolOrder(
         current
           .filter((t) => options.toolSet !== "simple" || simpleToolSet.has(t.name))
@@ -71,10 +112,21 @@ export const make = Effect.gen(function* () {
 
   return ToolRegistry.of({
     register,
-    registerScoped: (tool) => Effect.acquireRelease(register(tool), () => unregister(tool.name)).pipe(Effect.asVoid),
+    registerScoped: (tool) =>
+      Effect.acquireRelease(register(tool), () => unregister(ToolVersion.format(tool.name, tool.version))).pipe(
+        Effect.asVoid
+      ),
     unregister,
     lookup,
-    all: Effect.map(Ref.get(tools), poolOrder),
+    versions: (name) =>
+      Effect.map(Ref.get(tools), (all) =>
+        all
+          .filter((t) => t.name === name)
+          .sort((a, b) =>
+            a.version === undefined ? -1 : b.version === undefined ? 1 : ToolVersion.compare(a.version, b.version)
+          )
+      ),
+    all: Effect.map(current, poolOrder),
     pool,
     changes: Stream.fromPubSub(hub)
   })

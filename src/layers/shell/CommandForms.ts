@@ -6,8 +6,10 @@
  * that a rule may match whatever they are; `[null]` matches every rule.
  */
 import type { CommandForm, FormWord } from "../../domain/PermissionRule.js"
+import { lookup } from "../../domain/shell/CommandTables.js"
+import { interpreterFor } from "../../domain/shell/Interpreters.js"
 import * as OptionParser from "../../domain/shell/OptionParser.js"
-import { type FormMakers, gitGlobalConfigForms, gitSubcommandForms, runnerForms } from "./RunnerForms.js"
+import { type FormMakers, gitGlobalConfigForms, gitSubcommandForms, runnerForms, runners } from "./RunnerForms.js"
 import type { Word } from "./ShellWords.js"
 import { literalWord, parseWrapper, type WrapperParse } from "./WrapperParse.js"
 import {
@@ -106,7 +108,100 @@ const innerForms = (name: string, args: ReadonlyArray<Word>, context: Context): 
   }
   if (shells.has(name)) return shellForms(args, context)
   const wrapper = Object.hasOwn(wrappers, name) ? wrappers[name] : undefined
-  return wrapper === undefined ? runnerForms(name, args, makers(context)) : wrapperForms(wrapper, args, context)
+  if (wrapper !== undefined) return wrapperForms(wrapper, args, context)
+  // An interpreter runs a script it is given (`python3 deploy.sh`): a rule naming the script sees it.
+  if (interpreterFor(name) !== undefined) return possibleWrapperForms(args, context)
+  if (runners.has(name) || lookup(name) !== undefined || leaves.has(name))
+    return runnerForms(name, args, makers(context))
+  return possibleWrapperForms(args, context)
+}
+
+/**
+ * Programs known not to run a command named by their words (builtins and common build tools); any other program
+ * not in the tables may be a wrapper (`setarch x86_64 rm x`, `ssh-agent rm x`, `bwrap --bind / / rm x`).
+ */
+const leaves: ReadonlySet<string> = new Set([
+  "cd",
+  "pushd",
+  "popd",
+  "dirs",
+  "printf",
+  "read",
+  "set",
+  "shift",
+  "exit",
+  "return",
+  "break",
+  "continue",
+  "export",
+  "local",
+  "declare",
+  "typeset",
+  "readonly",
+  "unset",
+  "type",
+  "wait",
+  "kill",
+  "umask",
+  "ulimit",
+  "shopt",
+  "getopts",
+  "let",
+  "fg",
+  "bg",
+  "disown",
+  "times",
+  "help",
+  "history",
+  "caller",
+  "logout",
+  "suspend",
+  "bind",
+  "fc",
+  "make",
+  "gmake",
+  "cargo",
+  "rustc",
+  "go",
+  "tsc",
+  "gcc",
+  "g++",
+  "cc",
+  "clang",
+  "javac",
+  "mvn",
+  "gradle",
+  "pip",
+  "pip3",
+  "curl",
+  "wget",
+  "mkdir",
+  "touch"
+])
+
+/**
+ * A program not in the tables: it may run a command from any of its words, so each word that could name a program
+ * starts a form (`./NAME` too for a bare name: a script it may run from the working directory).
+ */
+const possibleWrapperForms = (args: ReadonlyArray<Word>, context: Context): ReadonlyArray<CommandForm> => {
+  const out: Array<CommandForm> = []
+  let starts = 0
+  for (let at = 0; at < args.length; at++) {
+    const word = args[at]
+    if (word.literal && (word.value.startsWith("-") || word.value.includes("=") || word.value === "")) continue
+    if (++starts > maxSuffixes) return [...out, anything]
+    const rest = args.slice(at)
+    out.push(...formsOf(rest, context))
+    if (word.literal && !word.glob) out.push(...scriptAliases(word.value, rest))
+  }
+  return out
+}
+
+/** A script named as an operand (`bash deploy.sh`) is also `./deploy.sh` to a rule, and `./x` is also `x`. */
+const scriptAliases = (name: string, words: ReadonlyArray<Word>): ReadonlyArray<CommandForm> => {
+  const rest = words.slice(1).map(formWord)
+  if (name.startsWith("./")) return [[name.slice(2), ...rest]]
+  return name.includes("/") ? [] : [[`./${name}`, ...rest]]
 }
 
 /** The form makers `RunnerForms.ts` uses, over this command's budget. */
@@ -143,9 +238,16 @@ const shellForms = (args: ReadonlyArray<Word>, context: Context): ReadonlyArray<
     const value = args[i].value
     if (!args[i].literal) return [anything]
     if (/^-[A-Za-z]*c[A-Za-z]*$/.test(value)) inline = true
-    else if (value === "--") return inline && i + 1 < args.length ? codeForms([args[i + 1]], context) : []
-    else if (shellOptionsWithArgument.has(value)) i++
-    else if (!value.startsWith("-") && !value.startsWith("+")) return inline ? codeForms([args[i]], context) : []
+    else if (value === "--") {
+      if (i + 1 >= args.length) return []
+      if (inline) return codeForms([args[i + 1]], context)
+      return [args.slice(i + 1).map(formWord), ...scriptAliases(args[i + 1].value, args.slice(i + 1))]
+    } else if (shellOptionsWithArgument.has(value)) i++
+    else if (!value.startsWith("-") && !value.startsWith("+")) {
+      if (inline) return codeForms([args[i]], context)
+      // A script file: its contents are its own, but a rule naming the script (`Bash(./deploy.sh:*)`) sees it.
+      return [args.slice(i).map(formWord), ...scriptAliases(value, args.slice(i))]
+    }
   }
   return args.some((word) => word.value === "--version" || word.value === "--help") ? [] : [anything]
 }

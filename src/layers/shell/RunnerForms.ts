@@ -176,7 +176,7 @@ const packageRunnerForms = (args: ReadonlyArray<Word>, make: FormMakers): Readon
 }
 
 const gitCommandKey =
-  /^(core\.(sshcommand|pager|editor|fsmonitor|askpass|gitproxy)|sequence\.editor|diff\.external|gpg(\.[^.]+)?\.program|credential(\..+)?\.helper|pager\..+|alias\..+|.+\.(textconv|cmd|command|driver|clean|smudge|process|sendmailcmd)|uploadpack\.packobjectshook|sendemail\.smtpserver|web\.browser)$/i
+  /^(core\.(sshcommand|pager|editor|fsmonitor|askpass|gitproxy)|sequence\.editor|diff\.external|gpg(\.[^.]+)?\.program|credential(\..+)?\.helper|pager\..+|alias\..+|.+\.(textconv|cmd|command|driver|clean|smudge|process|sendmailcmd)|uploadpack\.packobjectshook|remote\..+\.(uploadpack|receivepack)|sendemail\.smtpserver|web\.browser)$/i
 
 /** The forms of a git configuration value that git runs as a command (`!` marks shell code in aliases/helpers). */
 export const gitConfigForms = (key: string, value: string, make: FormMakers): ReadonlyArray<CommandForm> => {
@@ -218,6 +218,24 @@ export const gitSubcommandForms = (
   make: FormMakers
 ): ReadonlyArray<CommandForm> => {
   const word = (w: Word): string | null => (w.literal ? w.value : null)
+  // `ext::CMD` as a remote runs CMD (`% ` is a space, `%%` a percent sign) wherever git takes a URL.
+  const transports = args.flatMap((w) =>
+    w.literal && w.value.startsWith("ext::")
+      ? code(
+          make,
+          w.value.slice(5).replace(/%(.)/g, (_, c: string) => (c === " " ? " " : c === "%" ? "%" : ""))
+        )
+      : []
+  )
+  return [...transports, ...ownForms(subcommand, args, make, word)]
+}
+
+const ownForms = (
+  subcommand: string,
+  args: ReadonlyArray<Word>,
+  make: FormMakers,
+  word: (w: Word) => string | null
+): ReadonlyArray<CommandForm> => {
   switch (subcommand) {
     // Plumbing and contrib commands that push: a rule naming `git push` also sees them as `git push …`.
     case "send-pack":
@@ -272,6 +290,24 @@ export const gitSubcommandForms = (
       return optionCommands(args, {}, ["upload-pack", "receive-pack", "exec"], make)
   }
 }
+
+/** The programs `runnerForms` knows. */
+export const runners: ReadonlySet<string> = new Set([
+  "ssh",
+  "scp",
+  "sftp",
+  "tar",
+  "rsync",
+  "zip",
+  "man",
+  "parallel",
+  "npx",
+  "bunx",
+  "npm",
+  "pnpm",
+  "yarn",
+  "gdb"
+])
 
 /** The forms of the commands `name` runs from its options or operands; none for other programs. */
 export const runnerForms = (name: string, args: ReadonlyArray<Word>, make: FormMakers): ReadonlyArray<CommandForm> => {

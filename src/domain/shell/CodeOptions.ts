@@ -1,0 +1,90 @@
+/**
+ * Options that make a program run code given on the command line or in a file it names — `git grep -O CMD`,
+ * `sed -f SCRIPT` (whose `e` command runs a shell), `make -E TEXT`, `ssh -o ProxyCommand=CMD`, `ssh -F CONFIG`,
+ * `rg --pre CMD`, `find -exec`, `tar --to-command`, `rsync -e`. A prefix allow rule names a program, not the code
+ * such an option runs: `Bash(rg:*)` never covers `rg --pre ./x`, which asks and names the option. Long options are
+ * matched with GNU abbreviations (`make --ev=…`, `rg --pr`), short ones inside clusters (`sed -nf`, `rsync -avze`).
+ */
+
+interface CodeOptionTable {
+  /** Long options (without `--`) whose value or effect runs code. */
+  readonly long?: ReadonlyArray<string>
+  /** Short option letters, also found inside a cluster. */
+  readonly short?: string
+  /** Whole words (`find -exec`). */
+  readonly words?: ReadonlyArray<string>
+  /** `-o KEY=VALUE` options whose key names a command (ssh). */
+  readonly configKeys?: RegExp
+}
+
+const sshKeys = /^(proxycommand|localcommand|permitlocalcommand|knownhostscommand|remotecommand)\b/i
+
+const tables: Readonly<Record<string, CodeOptionTable>> = {
+  "git grep": { long: ["open-files-in-pager"], short: "O" },
+  sed: { long: ["file"], short: "f" },
+  gsed: { long: ["file"], short: "f" },
+  make: { long: ["eval"], short: "E" },
+  gmake: { long: ["eval"], short: "E" },
+  ssh: { short: "F", configKeys: sshKeys },
+  scp: { short: "FS", configKeys: sshKeys },
+  sftp: { short: "FS", configKeys: sshKeys },
+  rg: { long: ["pre"] },
+  find: { words: ["-exec", "-execdir", "-ok", "-okdir"] },
+  tar: {
+    long: [
+      "to-command",
+      "use-compress-program",
+      "checkpoint-action",
+      "info-script",
+      "new-volume-script",
+      "rsh-command",
+      "rmt-command"
+    ],
+    short: "IF"
+  },
+  rsync: { long: ["rsh", "rsync-path"], short: "e" },
+  sort: { long: ["compress-program"] },
+  man: { long: ["pager", "html"], short: "PH" },
+  zip: { long: ["unzip-command"], words: ["-TT"] }
+}
+
+/** The table for a command's words, and where its own arguments start (`git grep` after git's options). */
+const tableOf = (argv: ReadonlyArray<string>): readonly [CodeOptionTable, number] | undefined => {
+  const name = argv[0]
+  if (name === undefined) return undefined
+  if (name === "git") {
+    const at = argv.indexOf("grep")
+    return at === -1 ? undefined : [tables["git grep"], at + 1]
+  }
+  const base = name.slice(name.lastIndexOf("/") + 1)
+  return Object.hasOwn(tables, base) && base !== "git grep" ? [tables[base], 1] : undefined
+}
+
+/** The option of a command that runs code given to it, as written; undefined when it has none. */
+export const codeRunningOption = (argv: ReadonlyArray<string>): string | undefined => {
+  const found = tableOf(argv)
+  if (found === undefined) return undefined
+  const [table, start] = found
+  for (let at = start; at < argv.length; at++) {
+    const word = argv[at]
+    if (word === "--") return undefined
+    if (table.words?.includes(word) === true) return word
+    if (word.startsWith("--")) {
+      const name = word.slice(2).split("=")[0]
+      if (name.length >= 2 && (table.long ?? []).some((long) => long.startsWith(name))) return word.split("=")[0]
+      continue
+    }
+    if (!word.startsWith("-") || word === "-") continue
+    const letters = word.slice(1)
+    for (let i = 0; i < letters.length; i++) {
+      const letter = letters[i]
+      if (table.short?.includes(letter) === true) return `-${letter}`
+      if (letter === "o" && table.configKeys !== undefined) {
+        const value = letters.slice(i + 1) !== "" ? letters.slice(i + 1) : (argv[at + 1] ?? "")
+        if (table.configKeys.test(value.trim())) return `-o ${value.split(/[=\s]/)[0]}`
+        break
+      }
+    }
+  }
+  return undefined
+}
