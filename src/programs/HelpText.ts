@@ -65,11 +65,82 @@ const commandEntry = (line: string): { path: string; description: string } | und
 }
 
 /**
- * Rewrites a help page: full command path in the usage line, a compact command list, lines wrapped; the colour of
- * the other lines is kept when `colour` is true.
+ * The lines @effect/cli writes under every option of a kind, whatever the option means ("A user-defined piece of
+ * text."): each of our options says what it is for in its own description, so these only lengthen the page.
+ */
+const placeholder = (line: string): boolean =>
+  /^ {2}(A true or false value\.|A user-defined piece of text\.|An integer\.|A file\.|A directory\.|One of the following: .*)$/.test(
+    stripColour(line)
+  )
+
+/** The options of a page that may be left out though its usage line shows them bare (repeated zero or more times). */
+const repeatedOptions = (lines: ReadonlyArray<string>): ReadonlyArray<string> =>
+  lines.flatMap((line, i) => {
+    const head = /^(--[a-z-]+ [a-z]+\.\.\.)$/.exec(stripColour(line))
+    if (head === null) return []
+    const block = lines.slice(i + 1, i + 8).map(stripColour)
+    return block.some((l) => l.includes("repeated zero or more times")) ? [head[1]] : []
+  })
+
+/** A usage line with each option in `optional` bracketed, as the other optional ones are. */
+const bracketOptional = (usage: string, optional: ReadonlyArray<string>): string =>
+  optional.reduce(
+    (line, option) => line.replace(new RegExp(`(^|\\s)${option.replace(/\./g, "\\.")}(?=\\s|$)`), `$1[${option}]`),
+    usage
+  )
+
+/** Examples of each command, by path (`armature exec`), printed at the end of its help page. */
+export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
+  armature: [
+    "armature exec calls.json --output stream-json",
+    'armature run "list the TODOs in src/"',
+    "armature tools list"
+  ],
+  "armature exec": [
+    "armature exec calls.json --output json",
+    `echo '[{"type":"tool_use","id":"t1","name":"Glob","input":{"pattern":"*.ts"}}]' | armature exec`,
+    'armature exec calls.jsonl --allowed-tools "Bash(git status:*)" --permission-mode acceptEdits'
+  ],
+  "armature tools": ["armature tools list --json", "armature tools schema", "armature tools search notebook"],
+  "armature tools list": ["armature tools list", "armature tools list --json --mcp-config .mcp.json"],
+  "armature tools schema": ["armature tools schema > tools.json"],
+  "armature tools search": ["armature tools search web fetch", "armature tools search select:WebFetch --json"],
+  "armature permissions": [`armature permissions check --tool Bash --input '{"command":"git status"}'`],
+  "armature permissions check": [
+    `armature permissions check --tool Bash --input '{"command":"rm -rf build"}' --output json`,
+    `armature permissions check --tool Read --input '{"file_path":".env"}' --settings strict.json`
+  ],
+  "armature run": [
+    'armature run "fix the failing test in test/parser.test.ts"',
+    'echo "summarize README.md" | armature run --output stream-json',
+    'armature run --durable "migrate the config" --max-turns 20'
+  ],
+  "armature resume": ["armature resume 3f0c2b9e-…", "armature resume 3f0c2b9e-… --output stream-json"],
+  "armature sessions": ["armature sessions", "armature sessions --json --database postgres://localhost/agents"],
+  "armature serve": ["ARMATURE_SERVE_TOKEN=… armature serve --database postgres://localhost/agents --port 8787"],
+  "armature mcp": ["armature mcp serve", "armature mcp serve --http 8931"],
+  "armature mcp serve": ["armature mcp serve --cwd ~/project", "armature mcp serve --http 8931"],
+  "armature sandbox": ["armature sandbox check"],
+  "armature sandbox check": ["armature sandbox check", "armature sandbox check --json"],
+  "armature timeline": ["armature timeline .armature/transcripts/3f0c2b9e-….jsonl --output turn.html"]
+}
+
+/** The EXAMPLES section of a command's help page (none for a path without examples). */
+const examplesSection = (commandPath: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const list = examples[commandPath.join(" ")] ?? []
+  return list.length === 0 ? [] : ["EXAMPLES", "", ...list.map((example) => `  $ ${example}`), ""]
+}
+
+/**
+ * Rewrites a help page: full command path in the usage line (optional options bracketed), a compact command list,
+ * @effect/cli's placeholder lines dropped, examples at the end, lines wrapped; the colour of the other lines is kept
+ * when `colour` is true.
  */
 export const tidy = (text: string, commandPath: ReadonlyArray<string>, colour = false): string => {
-  const lines = (colour ? text : stripColour(text)).split("\n").map((line) => line.trimEnd())
+  const all = (colour ? text : stripColour(text)).split("\n").map((line) => line.trimEnd())
+  // a placeholder goes with the blank line after it
+  const lines = all.filter((line, i) => !placeholder(line) && !(line.trim() === "" && i > 0 && placeholder(all[i - 1])))
+  const optional = repeatedOptions(lines)
   const out: Array<string> = []
   const entries = lines.map(commandEntry)
   const pathWidth = Math.max(0, ...entries.map((e) => e?.path.length ?? 0))
@@ -85,14 +156,20 @@ export const tidy = (text: string, commandPath: ReadonlyArray<string>, colour = 
     const plain = stripColour(line)
     if (plain.startsWith("$ ") && commandPath.length > 1) {
       const rest = plain.slice(2).split(" ").slice(1).join(" ")
-      out.push(...wrap(`$ ${commandPath.join(" ")}${rest === "" ? "" : ` ${rest}`}`, 4))
+      out.push(...wrap(bracketOptional(`$ ${commandPath.join(" ")}${rest === "" ? "" : ` ${rest}`}`, optional), 4))
+      continue
+    }
+    if (plain.startsWith("$ ")) {
+      out.push(...wrap(bracketOptional(plain, optional), 4))
       continue
     }
     // the compact list needs no blank line between its entries
     if (line.trim() === "" && entries[i - 1] !== undefined && entries[i + 1] !== undefined) continue
     out.push(...wrap(line))
   }
-  return out.join("\n")
+  const page = out.join("\n")
+  // a page of one command (not a usage error or a command list alone) ends with its examples
+  return /(^|\n)USAGE/.test(stripColour(page)) ? [page.trimEnd(), "", ...examplesSection(commandPath)].join("\n") : page
 }
 
 const mapConsole = (base: Console.Console, f: (text: string) => string): Console.Console => ({

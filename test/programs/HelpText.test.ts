@@ -49,9 +49,43 @@ describe("HelpText", () => {
         "",
         "  tools list         List the tools",
         "  permissions check  Decide one call",
+        "",
+        // a command's page ends with its examples
+        "EXAMPLES",
+        "",
+        "  $ armature tools schema > tools.json",
         ""
       ].join("\n")
     )
     expect(HelpText.tidy(page, ["armature"], true)).toContain("\x1b[1mUSAGE\x1b[0m")
+  })
+
+  it("tidy drops @effect/cli's placeholder lines and brackets an option that may be left out", () => {
+    const page = [
+      "USAGE",
+      "",
+      "$ list [--json] --settings file...",
+      "",
+      "OPTIONS",
+      "",
+      "--json",
+      "",
+      "  A true or false value.",
+      "",
+      "  Print JSON",
+      "",
+      "--settings file...",
+      "",
+      "  A file.",
+      "",
+      "  A settings file",
+      "",
+      "  This option may be repeated zero or more times.",
+      ""
+    ].join("\n")
+    const tidied = HelpText.tidy(page, ["armature", "tools", "list"])
+    expect(tidied).toContain("$ armature tools list [--json] [--settings file...]\n")
+    expect(tidied).toContain("--json\n\n  Print JSON\n\n--settings file...\n\n  A settings file\n")
+    expect(tidied).not.toMatch(/A true or false value|A file\./)
   })
 })
