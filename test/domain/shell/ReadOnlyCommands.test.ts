@@ -112,7 +112,7 @@ const notReadOnly: ReadonlyArray<string> = [
   "git format-patch -1",
   "more f",
   "vim f",
-  "awk {print>\"out\"} f",
+  'awk {print>"out"} f',
   "xargs ls",
   "tee out",
   "curl http://example.test",

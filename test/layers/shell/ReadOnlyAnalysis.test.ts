@@ -214,7 +214,16 @@ const issue12ReadOnly: ReadonlyArray<string> = [
 ]
 
 /** Things an agent does all the time that are never read-only. */
-const writes: ReadonlyArray<string> = ["less +F f", "awk 'BEGIN{system(\"id\")}' f", "tee f", "cp a b", "touch x", "rm x", "xargs ls", "vim f"]
+const writes: ReadonlyArray<string> = [
+  "less +F f",
+  "awk 'BEGIN{system(\"id\")}' f",
+  "tee f",
+  "cp a b",
+  "touch x",
+  "rm x",
+  "xargs ls",
+  "vim f"
+]
 
 layer(TreeSitterShellAnalyzer.layer)("read-only classification of command lines", (it) => {
   describe("code execution in commands that look read-only is never read-only", () => {
