@@ -27,7 +27,16 @@ export const make = (
 ) =>
   Effect.gen(function* () {
     for (const issue of McpConfig.envTunables(process.env).issues) yield* Effect.logWarning(issue)
-    const entries = Object.entries(config.mcpServers)
+    // A config given in code did not go through decoding: a server name that would make tool names ambiguous is
+    // left out here too (McpConfig.serverNameProblem).
+    const all = Object.entries(config.mcpServers)
+    const entries = all.filter(([name]) => McpConfig.serverNameProblem(name) === undefined)
+    const misnamed = all.flatMap(([name]): ReadonlyArray<McpConfig.SkippedServer> => {
+      const problem = McpConfig.serverNameProblem(name)
+      return problem === undefined ? [] : [{ server: name, issues: [`mcpServers.${name}: ${problem}`] }]
+    })
+    for (const entry of misnamed)
+      yield* Effect.logWarning(`MCP server ${JSON.stringify(entry.server)} is disabled: ${entry.issues[0]}`)
     const supervisors = yield* Effect.forEach(entries, ([name, server]) => McpSupervisor.start(name, server, options))
     if (supervisors.length > 0) {
       const byName = new Map(entries.map(([name], i) => [name, supervisors[i]]))
@@ -38,7 +47,7 @@ export const make = (
       }).pipe(Effect.orDie)
       yield* Effect.forEach(tools, (tool) => registry.registerScoped(tool).pipe(Effect.orDie), { discard: true })
     }
-    const disabled = invalid.map(
+    const disabled = [...invalid, ...misnamed].map(
       (skipped): ServerStatus => ({
         name: skipped.server,
         state: "invalid",
