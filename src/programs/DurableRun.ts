@@ -6,6 +6,7 @@
 import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Console, Effect, Layer, Option, Schedule } from "effect"
 import { InvalidInputError } from "../domain/Errors.js"
 import * as CallProcesses from "../layers/durable/CallProcesses.js"
@@ -99,8 +100,15 @@ const sessionBody = (shown: string, display: Display) => (sessionId: string) =>
     yield* CallProcesses.killLeftovers(sessionId)
     const recorder = yield* CallProcesses.recorder(sessionId)
     const audit = Audit.make()
+    const sql = yield* SqlClient.SqlClient
     const result = yield* runAgent(args, audit).pipe(
-      DurableSession.durably,
+      DurableSession.durably({
+        started: (toolUseId) =>
+          CallProcesses.callStarted(sessionId, toolUseId).pipe(
+            Effect.provideService(SqlClient.SqlClient, sql),
+            Effect.orDie
+          )
+      }),
       Effect.provide(sessionEngine(args, sessionId, audit)),
       Effect.provide(OtlpExport.layerFromEnv()),
       sessionId === shown ? (effect) => effect : Effect.withConsole(SilentConsole.silent),
