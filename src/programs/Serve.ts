@@ -508,6 +508,40 @@ const router = (options: ServeOptions, changes: PubSub.PubSub<string>) => {
   )
 }
 
+/** How long a stopping runner (SIGTERM, SIGINT) may take to hand its sessions over before it exits regardless. */
+const stopDeadlineMs = 10_000
+
+/**
+ * Ends this runner at once: its sessions' call processes are killed (so none goes on unowned) and the process exits
+ * with `code`; the database drops its connections, and with them its locks, so the other runners take its sessions
+ * over as from a runner that died.
+ */
+const exitNow = (why: string, code: number) => {
+  const killed = CallProcesses.killOwnNow()
+  process.stderr.write(
+    `armature serve: ${why}; killed ${killed} call process group${killed === 1 ? "" : "s"} and exiting\n`
+  )
+  process.exit(code)
+}
+
+/**
+ * A stop signal starts a deadline: the orderly stop (the cluster lets the sessions go and gives their shards up) has
+ * `stopDeadlineMs`; a runner still there then exits regardless.
+ */
+const armStopDeadline = Effect.sync(() => {
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    process.once(signal, () => {
+      setTimeout(() => exitNow(`still stopping ${stopDeadlineMs / 1000} s after ${signal}`, 0), stopDeadlineMs).unref()
+    })
+  }
+})
+
+/**
+ * What a runner does when it may have lost its locks (its database connection stopped answering): the other runners
+ * may already be running its sessions, so it runs none of them any more: it exits (status 1), its calls killed.
+ */
+const lockLost = (reason: string) => Effect.sync(() => exitNow(`lost its locks: ${reason}`, 1))
+
 /** Runs a runner until the process is told to stop (SIGTERM, SIGINT): then it lets its shards go and exits. */
 export const serve = (options: ServeOptions) =>
   Effect.gen(function* () {
@@ -570,11 +604,12 @@ export const serve = (options: ServeOptions) =>
         )
       )
     )
+    yield* armStopDeadline
     yield* Layer.launch(
       app.pipe(
         Layer.provide(NodeHttpServer.layer(createServer, { host: options.host, port: options.port })),
         Layer.provide(DurableSession.layer(sessionBody).pipe(Layer.provide(SessionLease.layer))),
-        Layer.provideMerge(DurableStore.runnerLayer({ host: options.runnerHost, port: options.runnerPort })),
+        Layer.provideMerge(DurableStore.runnerLayer({ host: options.runnerHost, port: options.runnerPort }, lockLost)),
         Layer.provideMerge(sql)
       )
     ).pipe(

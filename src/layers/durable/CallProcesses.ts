@@ -60,6 +60,33 @@ interface Row {
   readonly owner_start: number | string
 }
 
+/** The groups this process recorded and has not seen end: tag → leader pid (for `killOwnNow`). */
+const live = new Map<string, number>()
+
+/**
+ * Kills at once (SIGKILL) every group this process started for its sessions' calls, and the processes that left
+ * them (by their tag): for a runner about to exit without waiting (a SIGTERM past its deadline, its database lost),
+ * so that no call goes on unowned. Synchronous; returns how many groups it looked at.
+ */
+export const killOwnNow = (): number => {
+  const groups = [...live.entries()]
+  for (const [tag, pid] of groups) {
+    for (const member of ProcessGroup.findDescendants(pid, tag)) {
+      try {
+        process.kill(member, "SIGKILL")
+      } catch {
+        // gone already
+      }
+    }
+    try {
+      process.kill(-pid, "SIGKILL")
+    } catch {
+      // gone already
+    }
+  }
+  return groups.length
+}
+
 /** This process as the owner of the groups it records: its pid and start time. */
 const self = { pid: process.pid, start: SpawnRecord.startTicksOf(process.pid) ?? 0 }
 
@@ -86,11 +113,17 @@ export const recorder = (sessionId: string) =>
           (tag, session_id, pid, start_ticks, boot_id, host, owner_pid, owner_start, created_at)
           VALUES (${spawned.tag}, ${sessionId}, ${spawned.pid}, ${spawned.startTicks}, ${spawned.bootId}, ${host},
             ${self.pid}, ${self.start}, ${Date.now()})`.pipe(Effect.orDie, Effect.asVoid)
-        ),
+        ).pipe(Effect.zipRight(Effect.sync(() => void live.set(spawned.tag, spawned.pid)))),
       ended: (tag) =>
-        sql`DELETE FROM armature_processes WHERE tag = ${tag}`.pipe(
-          Effect.asVoid,
-          Effect.catchAll((e) => Effect.logWarning(`armature: the record of process group ${tag} stays: ${e.message}`))
+        Effect.sync(() => void live.delete(tag)).pipe(
+          Effect.zipRight(
+            sql`DELETE FROM armature_processes WHERE tag = ${tag}`.pipe(
+              Effect.asVoid,
+              Effect.catchAll((e) =>
+                Effect.logWarning(`armature: the record of process group ${tag} stays: ${e.message}`)
+              )
+            )
+          )
         )
     } satisfies SpawnRecord.Recorder
   })
