@@ -14,6 +14,7 @@ import * as DurableSession from "../layers/durable/DurableSession.js"
 import * as DurableStore from "../layers/durable/DurableStore.js"
 import * as SessionLease from "../layers/durable/SessionLease.js"
 import * as SilentConsole from "../layers/durable/SilentConsole.js"
+import * as ToolVersionPins from "../layers/durable/ToolVersionPins.js"
 import * as OtlpExport from "../layers/observability/OtlpExport.js"
 import * as SpawnRecord from "../layers/process/SpawnRecord.js"
 import { modelOf, type OutputFormat, type RunArgs, retryOf, runAgent } from "./AgentRun.js"
@@ -101,7 +102,8 @@ const sessionBody = (shown: string, display: Display) => (sessionId: string) =>
     const recorder = yield* CallProcesses.recorder(sessionId)
     const audit = Audit.make()
     const sql = yield* SqlClient.SqlClient
-    const result = yield* runAgent(args, audit).pipe(
+    // the tool versions of the session's start are pinned before its first call, on every run of it
+    const result = yield* Effect.zipRight(ToolVersionPins.pin, runAgent(args, audit)).pipe(
       DurableSession.durably({
         started: (toolUseId) =>
           CallProcesses.callStarted(sessionId, toolUseId).pipe(

@@ -55,12 +55,18 @@ export const make = Effect.gen(function* () {
   const tools = yield* Ref.make<ReadonlyArray<Tool.Any>>([])
   const hub = yield* PubSub.unbounded<RegistryChange>()
   const settings = yield* Effect.serviceOption(Settings)
-  const pinsNow = Option.isNone(settings)
+  const settingsPins = Option.isNone(settings)
     ? noPins
     : Effect.map(
         yield* reader.pipe(Effect.provideService(Settings, settings.value)),
         (s) => s.settings.toolVersions ?? {}
       )
+  // pins given by the session itself (pinVersions) win over the settings'
+  const sessionPins = yield* Ref.make<Readonly<Record<string, string>>>({})
+  const pinsNow = Effect.zipWith(settingsPins, Ref.get(sessionPins), (fromSettings, fromSession) => ({
+    ...fromSettings,
+    ...fromSession
+  }))
   const current = Effect.zipWith(Ref.get(tools), pinsNow, activeOf)
 
   const register = (tool: Tool.Any) =>
@@ -136,7 +142,8 @@ export const make = Effect.gen(function* () {
       ),
     all: Effect.map(current, poolOrder),
     pool,
-    changes: Stream.fromPubSub(hub)
+    changes: Stream.fromPubSub(hub),
+    pinVersions: (pins) => Ref.update(sessionPins, (existing) => ({ ...existing, ...pins }))
   })
 })
 
