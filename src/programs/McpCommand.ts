@@ -167,6 +167,7 @@ const login = Command.make(
       const result = yield* Effect.scoped(
         McpOAuth.login(server, config, {
           print: (line) => process.stdout.write(`${line}\n`),
+          browser: process.env.BROWSER,
           timeout: `${Math.max(1, timeout)} seconds`
         })
       )

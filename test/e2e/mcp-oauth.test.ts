@@ -72,7 +72,7 @@ describe("MCP OAuth (processes, a real authorization server on 127.0.0.1)", () =
     const dir = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-oauth-")))
     try {
       const configDir = Path.join(dir, "config")
-      const env = { ARMATURE_CONFIG_DIR: configDir, MCP_TIMEOUT: "20000" }
+      const env = { ARMATURE_CONFIG_DIR: configDir, MCP_TIMEOUT: "20000", BROWSER: "" }
       Fs.writeFileSync(
         Path.join(dir, "servers.json"),
         JSON.stringify({ mcpServers: { docs: { type: "http", url: server.url } } })
@@ -170,4 +170,71 @@ describe("MCP OAuth (processes, a real authorization server on 127.0.0.1)", () =
       Fs.rmSync(dir, { recursive: true, force: true })
     }
   }, 240_000)
+
+  it("login opens $BROWSER with the URL; a server that lets initialize through and wants a token after it", async () => {
+    const server = await OAuthServer.start({ openInitialize: true })
+    const dir = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-oauth-")))
+    try {
+      Fs.writeFileSync(
+        Path.join(dir, "servers.json"),
+        JSON.stringify({ mcpServers: { docs: { type: "http", url: server.url } } })
+      )
+      // the "browser": follows the URL it is given, as a user approving would
+      Fs.writeFileSync(
+        Path.join(dir, "browser.mjs"),
+        "const r = await fetch(process.argv[2]); process.exitCode = r.status === 200 ? 0 : 1\n"
+      )
+      const result = await runCli(["mcp", "login", "docs", "--mcp-config", "servers.json", "--timeout", "120"], dir, {
+        ARMATURE_CONFIG_DIR: Path.join(dir, "config"),
+        BROWSER: `${process.execPath} ${Path.join(dir, "browser.mjs")}`
+      })
+      expect(result.code, result.stderr).toBe(0)
+      expect(result.stdout).toContain("Logged in to docs: 1 tool.")
+      expect(server.seen.registrations).toBe(1)
+      expect(server.seen.authorizations).toBe(1)
+      expect(server.seen.grants).toEqual(["authorization_code"])
+      expect(server.seen.refusals).toEqual([])
+      for (const token of server.seen.issued) expect(result.stdout + result.stderr).not.toContain(token)
+    } finally {
+      await server.close()
+      Fs.rmSync(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
+
+  it("a machine client (client_credentials) gets its token itself: exec works with no login, the secret never shows", async () => {
+    const server = await OAuthServer.start()
+    const dir = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-oauth-")))
+    try {
+      const oauth = {
+        clientId: OAuthServer.machineClient.id,
+        clientSecret: OAuthServer.machineClient.secret,
+        grant: "client_credentials"
+      }
+      Fs.writeFileSync(
+        Path.join(dir, "servers.json"),
+        JSON.stringify({ mcpServers: { docs: { type: "http", url: server.url, oauth } } })
+      )
+      Fs.writeFileSync(Path.join(dir, "call.json"), `[${call}]`)
+      const env = { ARMATURE_CONFIG_DIR: Path.join(dir, "config"), BROWSER: "" }
+      const run = await runCli(
+        ["exec", "call.json", "--output", "json", "--mcp-config", "servers.json", "--allowed-tools", "mcp__docs"],
+        dir,
+        env
+      )
+      expect(run.code, run.stderr).toBe(0)
+      expect(textOf(resultOf(run.stdout))).toBe("you are the fixture user")
+      expect(server.seen.grants).toEqual(["client_credentials"])
+      expect(server.seen.registrations).toBe(0)
+      expect(server.seen.authorizations).toBe(0)
+      expect(server.seen.refusals).toEqual([])
+      const listed = await runCli(["mcp", "list", "--mcp-config", "servers.json"], dir, env)
+      expect(listed.stdout).toContain("docs: connected, 1 tool")
+      for (const secret of [OAuthServer.machineClient.secret, ...server.seen.issued]) {
+        expect(run.stdout + run.stderr + listed.stdout + listed.stderr).not.toContain(secret)
+      }
+    } finally {
+      await server.close()
+      Fs.rmSync(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
 })

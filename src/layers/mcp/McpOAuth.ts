@@ -9,6 +9,7 @@
  * needs a new login fails with a text naming `armature mcp login SERVER`. The login itself (`login` below) prints
  * the authorization URL and waits for the browser's redirect on a loopback listener on 127.0.0.1.
  */
+import * as ChildProcess from "node:child_process"
 import * as NodeCrypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as Http from "node:http"
@@ -101,6 +102,8 @@ export interface LoginStep {
 export class FileOAuthProvider implements OAuthClientProvider {
   private stored: McpOAuth.Stored
   private verifier: string | undefined
+  /** When this provider last saved tokens (epoch ms). */
+  private savedAt = 0
 
   constructor(
     readonly server: string,
@@ -131,12 +134,27 @@ export class FileOAuthProvider implements OAuthClientProvider {
     return McpOAuth.redact(text, this.secrets())
   }
 
-  /** True when the stored access token has expired and a refresh token could renew it. */
-  refreshDue(now: number): boolean {
-    return McpOAuth.isExpired(this.stored, now) && McpOAuth.refreshToken(this.stored) !== undefined
+  /** True for a machine client (client-credentials grant): no browser, no login, no refresh token needed. */
+  get machine(): boolean {
+    return this.config.oauth?.grant === "client_credentials"
   }
 
-  get redirectUrl(): string {
+  /** True when the stored access token has expired and can be renewed (a refresh token, or client credentials). */
+  refreshDue(now: number): boolean {
+    return McpOAuth.isExpired(this.stored, now) && (this.machine || McpOAuth.refreshToken(this.stored) !== undefined)
+  }
+
+  /** The client-credentials grant's token request (the SDK takes the authorization-code one when undefined). */
+  prepareTokenRequest(scope?: string): URLSearchParams | undefined {
+    if (!this.machine) return undefined
+    const params = new URLSearchParams({ grant_type: "client_credentials" })
+    if (scope !== undefined && scope !== "") params.set("scope", scope)
+    return params
+  }
+
+  get redirectUrl(): string | undefined {
+    // No redirect URL is what tells the SDK to take a non-interactive grant.
+    if (this.machine) return undefined
     // Headless, the URL is never visited: the SDK only needs one to take the authorization-code path (whose first
     // step, the redirect, throws NeedsLogin) rather than a client-credentials one.
     return (
@@ -150,8 +168,8 @@ export class FileOAuthProvider implements OAuthClientProvider {
     const scope = this.config.oauth?.scope
     return {
       client_name: "Armature",
-      redirect_uris: [this.redirectUrl],
-      grant_types: ["authorization_code", "refresh_token"],
+      redirect_uris: this.redirectUrl === undefined ? [] : [this.redirectUrl],
+      grant_types: this.machine ? ["client_credentials"] : ["authorization_code", "refresh_token"],
       response_types: ["code"],
       token_endpoint_auth_method: this.config.oauth?.clientSecret === undefined ? "none" : "client_secret_post",
       ...(scope === undefined ? {} : { scope })
@@ -187,7 +205,8 @@ export class FileOAuthProvider implements OAuthClientProvider {
   saveTokens(tokens: OAuthTokens): void {
     this.verifier = undefined
     const { codeVerifier: _, ...rest } = this.stored
-    this.persist({ ...rest, tokens: { ...tokens }, obtainedAt: Date.now() })
+    this.savedAt = Date.now()
+    this.persist({ ...rest, tokens: { ...tokens }, obtainedAt: this.savedAt })
   }
 
   redirectToAuthorization(authorizationUrl: URL): void {
@@ -206,6 +225,10 @@ export class FileOAuthProvider implements OAuthClientProvider {
   }
 
   invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery"): void {
+    // Two requests that got a 401 at once (a POST and the event stream's GET) refresh at once: with a server that
+    // rotates refresh tokens the second is refused, though the first just saved good tokens. Those are kept (the
+    // SDK then retries with them) rather than dropped for a new login.
+    if (scope === "tokens" && Date.now() - this.savedAt < 10_000) return
     const { tokens: _t, obtainedAt: _o, client, ...rest } = this.stored
     if (scope === "verifier" || scope === "all") this.verifier = undefined
     if (scope === "tokens") this.persist({ ...rest, ...(client === undefined ? {} : { client }) })
@@ -254,6 +277,25 @@ export interface LoginOptions {
   readonly timeout: Duration.DurationInput
   /** The configuration directory (default: `defaultConfigDir()`). */
   readonly configDir?: string | undefined
+  /**
+   * A command that opens a URL (`$BROWSER`, e.g. `firefox` or `open`): run with the authorization URL as its last
+   * argument, besides printing it. Words are split at spaces; no shell is involved.
+   */
+  readonly browser?: string | undefined
+}
+
+/** Runs `browser URL` in the background; false when it could not be started. */
+const openWith = (browser: string, url: string): boolean => {
+  const [command, ...args] = browser.trim().split(/\s+/)
+  if (command === undefined || command === "") return false
+  try {
+    const child = ChildProcess.spawn(command, [...args, url], { stdio: "ignore", detached: true })
+    child.on("error", () => undefined)
+    child.unref()
+    return child.pid !== undefined
+  } catch {
+    return false
+  }
 }
 
 /** What a login did. */
@@ -363,6 +405,22 @@ export const login = (
 ): Effect.Effect<LoginResult, LoginFailed, Scope.Scope> =>
   Effect.gen(function* () {
     const file = fileOf(server, config, options.configDir)
+    if (config.oauth?.grant === "client_credentials") {
+      // A machine client needs no browser: getting its token is the login.
+      const machine = new FileOAuthProvider(server, config, file)
+      machine.invalidateCredentials("tokens")
+      const tools = yield* countTools(config, machine).pipe(
+        Effect.mapError(
+          (e) =>
+            new LoginFailed({
+              message: machine.redact(
+                `MCP server ${server} refused the client credentials: ${e instanceof Error ? e.message : String(e)}`
+              )
+            })
+        )
+      )
+      return { file, tools, authorized: true }
+    }
     const before = readStored(file, server, config.url)
     const fixed = config.oauth?.callbackPort
     const state = NodeCrypto.randomBytes(16).toString("base64url")
@@ -395,25 +453,39 @@ export const login = (
         options.print("")
         options.print(`  ${url.href}`)
         options.print("")
+        if (options.browser !== undefined && options.browser.trim() !== "" && !openWith(options.browser, url.href)) {
+          options.print(`(could not start ${options.browser.trim().split(/\s+/)[0]} to open it)`)
+        }
         options.print(`Waiting for the browser to come back to ${redirectUrl} …`)
       }
     })
     const failed = (what: string) => (e: unknown) =>
       new LoginFailed({ message: provider.redact(`${what}: ${e instanceof Error ? e.message : String(e)}`) })
+    // The login's connection opens no server-sent-event stream (a GET of the endpoint): a server that lets
+    // `initialize` through would answer that GET with a 401 too, and the SDK would start a second authorization
+    // (another registration, another verifier) racing the first. A 405 tells the SDK the server has no such stream.
+    const endpoint = new URL(config.url).href
     const transport = new StreamableHTTPClientTransport(new URL(config.url), {
       authProvider: provider,
-      requestInit: { headers: { ...config.headers } }
+      requestInit: { headers: { ...config.headers } },
+      fetch: (url, init) =>
+        (init?.method ?? "GET") === "GET" && new URL(url).href === endpoint
+          ? Promise.resolve(new Response(null, { status: 405 }))
+          : fetch(url, init)
     })
     const client = new Client(clientInfo)
     yield* Effect.addFinalizer(() => Effect.promise(() => client.close().catch(() => undefined)))
-    const first = yield* Effect.either(Effect.tryPromise({ try: () => client.connect(transport), catch: (e) => e }))
-    if (Either.isRight(first)) {
-      const tools = yield* Effect.tryPromise({
-        try: () => client.listTools(),
-        catch: failed(`MCP server ${server} answered tools/list with an error`)
+    // Some servers let `initialize` through and want a token from the next request on: the tools are listed too.
+    const first = yield* Effect.either(
+      Effect.tryPromise({
+        try: async () => {
+          await client.connect(transport)
+          return (await client.listTools()).tools.length
+        },
+        catch: (e) => e
       })
-      return { file, tools: tools.tools.length, authorized: false }
-    }
+    )
+    if (Either.isRight(first)) return { file, tools: first.right, authorized: false }
     if (!opened || !(first.left instanceof UnauthorizedError)) {
       return yield* Effect.fail(failed(`cannot start the authorization with MCP server ${server}`)(first.left))
     }

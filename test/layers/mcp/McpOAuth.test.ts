@@ -28,6 +28,9 @@ describe("McpOAuth credentials file", () => {
       expect(again.tokens()?.access_token).toBe("at-secret-1")
       expect(again.clientInformation()?.client_id).toBe("c1")
       expect(again.redact("Bearer at-secret-1 and rt-secret-1")).toBe("Bearer [redacted] and [redacted]")
+      // a refresh refused just after this provider saved new tokens (two refreshes raced) keeps the new ones
+      provider.invalidateCredentials("tokens")
+      expect(provider.tokens()?.access_token).toBe("at-secret-1")
       // a refused refresh token drops the tokens, keeps the client
       again.invalidateCredentials("tokens")
       const third = new McpOAuth.FileOAuthProvider("docs", config, file)
