@@ -103,7 +103,10 @@ const otlpListener = Effect.acquireRelease(
       resume(Effect.succeed({ server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, paths }))
     )
   }),
-  ({ server }) => Effect.async<void>((resume) => server.close(() => resume(Effect.void)))
+  ({ server }) =>
+    Effect.async<void>((resume) => {
+      server.close(() => resume(Effect.void))
+    })
 )
 
 const freePort = () =>
