@@ -36,7 +36,11 @@ const notRunHere: ReadonlyArray<readonly [string, string]> = [
   ["npm install -D vitest@3 ", "pack.test.ts runs it in that project and runs docs/library.md's test file"],
   ["npm ci ", "CI's .ci/run installs the clone with it before running this suite"],
   ["npm test ", "the suite this test belongs to"],
-  ["npm run test:unit ", "a part of this suite (vitest --mode unit)"]
+  ["npm run test:unit ", "a part of this suite (vitest --mode unit)"],
+  [
+    "node bin/armature.mjs mcp login ",
+    "needs a server that asks for OAuth and a browser: mcp-oauth.test.ts logs in against a real authorization server on loopback"
+  ]
 ]
 
 interface Ran {
