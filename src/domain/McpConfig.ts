@@ -27,12 +27,31 @@ export const StdioServer = Schema.Struct({
 })
 export type StdioServer = typeof StdioServer.Type
 
+/**
+ * OAuth settings of an HTTP server (Claude Code's `oauth` key, plus `grant`): a client registered beforehand with the
+ * authorization server, for servers without dynamic client registration; the fixed port of the loopback redirect
+ * (`http://127.0.0.1:PORT/callback`) such a registration names; the scope to ask for when the server does not say.
+ */
+export const OAuthSettings = Schema.Struct({
+  clientId: Schema.optionalWith(Schema.NonEmptyString, { exact: true }),
+  clientSecret: Schema.optionalWith(Schema.String, { exact: true }),
+  callbackPort: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 65535)), { exact: true }),
+  scope: Schema.optionalWith(Schema.String, { exact: true }),
+  /**
+   * "client_credentials": a machine client (OAuth client-credentials grant, with `clientId` and `clientSecret`)
+   * that gets its tokens itself, with no browser and no login. Default: the authorization-code flow.
+   */
+  grant: Schema.optionalWith(Schema.Literal("authorization_code", "client_credentials"), { exact: true })
+})
+export type OAuthSettings = typeof OAuthSettings.Type
+
 /** A server reached over Streamable HTTP. */
 export const HttpServer = Schema.Struct({
   type: Schema.Literal("http"),
   sampling: Schema.optionalWith(SamplingPolicy, { exact: true }),
   url: Schema.String.pipe(Schema.filter((s) => URL.canParse(s) || `Expected an http(s) URL, got ${JSON.stringify(s)}`)),
-  headers: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.String }), { default: () => ({}) })
+  headers: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.String }), { default: () => ({}) }),
+  oauth: Schema.optionalWith(OAuthSettings, { exact: true })
 })
 export type HttpServer = typeof HttpServer.Type
 
@@ -220,7 +239,7 @@ export const normalizeName = (name: string): string => name.replace(/[^a-zA-Z0-9
 export const maxToolNameLength = 128
 
 /** FNV-1a over the UTF-16 code units of `text`, as 8 hex digits: a short, stable fingerprint. */
-const fingerprint = (text: string): string => {
+export const fingerprint = (text: string): string => {
   let hash = 0x811c9dc5
   for (let i = 0; i < text.length; i++) {
     hash ^= text.charCodeAt(i)

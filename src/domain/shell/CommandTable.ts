@@ -5,8 +5,10 @@
  * read-only command (or, for commands that write by design, every option whose effect on paths is understood):
  * anything not in it is unknown, and unknown is never read-only.
  */
-import type { CommandEffect } from "./CommandEffect.js"
+import type { ArgWord, CommandEffect, Skips } from "./FileEffect.js"
 import type * as OptionParser from "./OptionParser.js"
+
+export type { ArgWord } from "./FileEffect.js"
 
 /**
  * What a word means to the command: a path it reads, a path it writes (creates, changes, removes), a path it moves
@@ -89,19 +91,9 @@ export interface CommandTable {
    */
   readonly names?: boolean | ((view: View) => boolean)
   /** What the command leaves out of the directories it searches recursively (hidden, ignored files). */
-  readonly skips?: (view: View) => import("./CommandEffect.js").Skips
+  readonly skips?: (view: View) => Skips
   /** Further checks on the parsed words; returns why the command is not read-only, or undefined. */
   readonly check?: (view: View) => string | undefined
-}
-
-/** A word of a command as the analyzer sees it. */
-export interface ArgWord {
-  /** The unquoted value, or the text as written when the word holds an expansion. */
-  readonly value: string
-  /** False when the word holds an expansion: its value is only known when the shell runs. */
-  readonly literal: boolean
-  /** True when an unquoted glob or brace pattern may turn the word into other words. */
-  readonly glob: boolean
 }
 
 /** A parsed command, as the checks of a table see it. */

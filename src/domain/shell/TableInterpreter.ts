@@ -4,8 +4,9 @@
  * written, text) and decides whether the command only reads. Words whose value is only known when the shell runs
  * (expansions, globs) are judged by what they could become.
  */
-import type { CommandEffect, PathOperand } from "./CommandEffect.js"
+
 import { type ArgWord, type CommandTable, compile, type Role, type View } from "./CommandTable.js"
+import type { CommandEffect, PathOperand } from "./FileEffect.js"
 import * as OptionParser from "./OptionParser.js"
 
 type OptionItem = Extract<OptionParser.Parsed, { _tag: "Option" }>

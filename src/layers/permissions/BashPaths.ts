@@ -12,49 +12,16 @@ import { Effect } from "effect"
 import type { TraceStep } from "../../domain/Permission.js"
 import * as PermissionRule from "../../domain/PermissionRule.js"
 import * as SecretFiles from "../../domain/SecretFiles.js"
-import { mayOverlap, pathSegments, ruleCoverage, type Segment } from "../../domain/shell/PathGlob.js"
+import { mayOverlap, pathSegments, ruleCoverage } from "../../domain/shell/PathGlob.js"
 import * as ShellPaths from "../shell/ShellPaths.js"
 import { commandAllowRule } from "./AllowStages.js"
+import type { BashPathCheck, CheckedPath, PathRule } from "./BashPathCheck.js"
 import * as GitStored from "./GitStored.js"
-import { type Prepared, type PreparedPath, type PreparedRule, pass, type Stage, where } from "./Prepared.js"
+import { type Prepared, type PreparedPath, pass, type Stage, where } from "./Prepared.js"
 import { realpathLoose } from "./PreparePaths.js"
 import * as TreeReach from "./TreeReach.js"
 
-/** A Read or Edit rule that applies to Bash paths, with its anchor resolved. */
-interface PathRule extends PreparedRule {
-  readonly anchor: string
-  readonly pattern: string
-  readonly access: "read" | "write"
-  /** The segments the rule covers (see `ruleCoverage`), case-insensitive. */
-  readonly coverage: ReadonlyArray<Segment>
-  /** The anchor in lower case: a path neither above nor below it cannot be covered. */
-  readonly lowerAnchor: string
-}
-
-/**
- * A path as the stage checks it: for a read by a git command that prints only what git stores, the paths git
- * stores for its repository (undefined when git could not tell: everything under the path counts).
- */
-export interface CheckedPath extends ShellPaths.BashPath {
-  readonly stored?: ReadonlyArray<string> | undefined
-  /**
-   * For a directory read with its contents: the paths under it that a Read rule covers and the command reaches
-   * (see TreeReach); undefined when unknown (everything under it counts).
-   */
-  readonly present?: ReadonlyArray<string> | undefined
-}
-
-/** What the Bash path stage needs, prepared once per call. */
-export interface BashPathCheck {
-  readonly paths: ReadonlyArray<CheckedPath>
-  readonly unresolved: ReadonlyArray<ShellPaths.UnresolvedPath>
-  readonly rules: ReadonlyArray<PathRule>
-  /**
-   * The line writes somewhere before it may read (so a glob may match a file that does not exist yet): a glob is
-   * then checked for every path it could match, not only for those it matches now.
-   */
-  readonly changesTree: boolean
-}
+export type { BashPathCheck, CheckedPath } from "./BashPathCheck.js"
 
 const currentUser = (): string | undefined => {
   try {

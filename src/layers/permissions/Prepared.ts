@@ -7,9 +7,12 @@ import * as PermissionRule from "../../domain/PermissionRule.js"
 import type { RunPlan } from "../../domain/Sandbox.js"
 import type * as Tool from "../../domain/Tool.js"
 import type { ShellAnalysis } from "../../services/ShellAnalyzer.js"
-import type { BashPathCheck } from "./BashPaths.js"
+import type { BashPathCheck } from "./BashPathCheck.js"
+import type { PreparedRule } from "./PreparedRule.js"
 import type { TreeFinding } from "./ProtectedTrees.js"
 import type { Target } from "./Targets.js"
+
+export type { PreparedRule } from "./PreparedRule.js"
 
 /** A path of the call in every form it may be opened as, each with symlinks resolved. */
 export interface PreparedPath {
@@ -20,13 +23,6 @@ export interface PreparedPath {
    * then does not count as inside the working directories (as root, that would replace the device itself).
    */
   readonly deviceOk?: boolean | undefined
-}
-
-/** A rule with its path anchor resolved (path rules only). */
-export interface PreparedRule {
-  readonly rule: PermissionRule.Rule
-  readonly anchor?: string | undefined
-  readonly pattern?: string | undefined
 }
 
 /** Everything the stages need to know about one call, computed once. */

@@ -11,6 +11,7 @@ import * as Path from "node:path"
 import { Effect, Layer, Option, Ref } from "effect"
 import ignore, { type Ignore } from "ignore"
 import * as PermissionRule from "../../domain/PermissionRule.js"
+import { reader } from "../../services/LiveSettings.js"
 import { type Check, ReadGuard, type SearchScope } from "../../services/ReadGuard.js"
 import { Settings } from "../../services/Settings.js"
 
@@ -102,14 +103,17 @@ export const checkFor = (
 }
 
 /** Builds the guard from Settings. */
-export const make = Effect.map(Settings, (settings) =>
-  ReadGuard.of({
+export const make = Effect.gen(function* () {
+  const settings = yield* Settings
+  // the rules now: live settings apply from the next search
+  const current = yield* reader
+  return ReadGuard.of({
     forSearch: (scope) =>
-      Effect.map(Ref.get(settings.sessionRules), (session) =>
-        checkFor([...settings.permissions.deny, ...settings.permissions.ask, ...session], scope, settings.home)
+      Effect.map(Effect.zip(current, Ref.get(settings.sessionRules)), ([{ permissions }, session]) =>
+        checkFor([...permissions.deny, ...permissions.ask, ...session], scope, settings.home)
       )
   })
-)
+})
 
 /** The ReadGuard from the session's Settings. */
 export const layer = Layer.effect(ReadGuard, make)

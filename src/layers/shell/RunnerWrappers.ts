@@ -5,7 +5,7 @@
  * environment shims (`fakeroot`, `faketime`, `cross-env`, `proxychains`). Deny and ask rules see the command each one
  * runs; none of them is transparent for allow rules or the read-only analysis.
  */
-import type { Wrapper } from "./WrapperTables.js"
+import type { Wrapper } from "./Wrapper.js"
 
 const helpVersion = { help: "flag", version: "flag" } as const
 

@@ -4,7 +4,7 @@
  */
 import * as OptionParser from "../../domain/shell/OptionParser.js"
 import type { Word } from "./ShellWords.js"
-import type { Wrapper } from "./WrapperTables.js"
+import type { Wrapper } from "./Wrapper.js"
 
 const assignmentWord = /^([A-Za-z_][A-Za-z0-9_]*)=/
 

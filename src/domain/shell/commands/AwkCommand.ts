@@ -7,8 +7,9 @@
  * and gawk's long options read program text from elsewhere. Operands are files read, except `NAME=VALUE`
  * assignments.
  */
-import type { PathOperand } from "../CommandEffect.js"
+
 import type { ArgWord, CustomCommand } from "../CommandTable.js"
+import type { PathOperand } from "../FileEffect.js"
 import * as TableInterpreter from "../TableInterpreter.js"
 
 const assignment = /^[A-Za-z_][A-Za-z0-9_]*=/

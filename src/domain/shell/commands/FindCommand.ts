@@ -5,8 +5,9 @@
  * `-fls`) or read a list of paths from a file (`-files0-from`) are not in it, and an unknown primary is not
  * read-only.
  */
-import type { PathOperand } from "../CommandEffect.js"
+
 import type { ArgWord, CustomCommand, Role } from "../CommandTable.js"
+import type { PathOperand } from "../FileEffect.js"
 import * as TableInterpreter from "../TableInterpreter.js"
 
 /** Primaries without arguments: tests, actions that print, operators, global options. */

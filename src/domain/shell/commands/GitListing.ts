@@ -3,8 +3,9 @@
  * only: no operand unless a listing option says the operands are patterns), `remote` (`-v`, `get-url`),
  * `config` (reading actions only), `stash list|show`, `reflog [show|exists]`, `worktree list`.
  */
-import type { CommandEffect } from "../CommandEffect.js"
+
 import type { ArgWord, CommandTable, View } from "../CommandTable.js"
+import type { CommandEffect } from "../FileEffect.js"
 import * as TableInterpreter from "../TableInterpreter.js"
 import { diffOptions, helpOptions, printsContent, refusedDiffOptions, revisionOptions } from "./GitOptions.js"
 

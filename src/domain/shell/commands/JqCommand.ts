@@ -4,8 +4,9 @@
  * Files are read from operands, `--slurpfile`/`--rawfile`/`--argfile`, `-L DIR` and a filter given by `-f`;
  * a filter that imports modules (`import`, `include`) reads files that no word names, which is not understood.
  */
-import type { PathOperand } from "../CommandEffect.js"
+
 import type { ArgWord, CustomCommand, Role } from "../CommandTable.js"
+import type { PathOperand } from "../FileEffect.js"
 import * as TableInterpreter from "../TableInterpreter.js"
 
 /** Long options by name: the roles of the words they take (none for a flag). */

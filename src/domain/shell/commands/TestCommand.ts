@@ -5,8 +5,9 @@
  * `a[$(cmd)]` runs cmd. `test` and `[` compare integers without evaluating them, but their operators are found
  * after expansion, so a word only known at run time may itself become `-v`.
  */
-import type { PathOperand } from "../CommandEffect.js"
+
 import type { ArgWord, CustomCommand } from "../CommandTable.js"
+import type { PathOperand } from "../FileEffect.js"
 import * as TableInterpreter from "../TableInterpreter.js"
 
 const evaluating = new Set(["-v", "-R"])
