@@ -293,7 +293,8 @@ const mcpLayer = <E>(options: Options<E>) => {
           : project
             ? McpClientsLive.layerFromSources(
                 { projectDir, mcpConfigFiles: config === undefined ? [] : [config] },
-                options.mcp ?? {}
+                options.mcp ?? {},
+                options.watchSettings !== false
               )
             : McpClientsLive.layerFromFile(config ?? "", options.mcp ?? {})
     )

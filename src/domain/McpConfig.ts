@@ -28,7 +28,7 @@ export const StdioServer = Schema.Struct({
 export type StdioServer = typeof StdioServer.Type
 
 /**
- * OAuth settings of an HTTP server (Claude Code's `oauth` key): a client registered beforehand with the
+ * OAuth settings of an HTTP server (Claude Code's `oauth` key, plus `grant`): a client registered beforehand with the
  * authorization server, for servers without dynamic client registration; the fixed port of the loopback redirect
  * (`http://127.0.0.1:PORT/callback`) such a registration names; the scope to ask for when the server does not say.
  */
@@ -36,7 +36,12 @@ export const OAuthSettings = Schema.Struct({
   clientId: Schema.optionalWith(Schema.NonEmptyString, { exact: true }),
   clientSecret: Schema.optionalWith(Schema.String, { exact: true }),
   callbackPort: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 65535)), { exact: true }),
-  scope: Schema.optionalWith(Schema.String, { exact: true })
+  scope: Schema.optionalWith(Schema.String, { exact: true }),
+  /**
+   * "client_credentials": a machine client (OAuth client-credentials grant, with `clientId` and `clientSecret`)
+   * that gets its tokens itself, with no browser and no login. Default: the authorization-code flow.
+   */
+  grant: Schema.optionalWith(Schema.Literal("authorization_code", "client_credentials"), { exact: true })
 })
 export type OAuthSettings = typeof OAuthSettings.Type
 

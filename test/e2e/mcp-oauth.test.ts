@@ -200,4 +200,41 @@ describe("MCP OAuth (processes, a real authorization server on 127.0.0.1)", () =
       Fs.rmSync(dir, { recursive: true, force: true })
     }
   }, 120_000)
+
+  it("a machine client (client_credentials) gets its token itself: exec works with no login, the secret never shows", async () => {
+    const server = await OAuthServer.start()
+    const dir = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-oauth-")))
+    try {
+      const oauth = {
+        clientId: OAuthServer.machineClient.id,
+        clientSecret: OAuthServer.machineClient.secret,
+        grant: "client_credentials"
+      }
+      Fs.writeFileSync(
+        Path.join(dir, "servers.json"),
+        JSON.stringify({ mcpServers: { docs: { type: "http", url: server.url, oauth } } })
+      )
+      Fs.writeFileSync(Path.join(dir, "call.json"), `[${call}]`)
+      const env = { ARMATURE_CONFIG_DIR: Path.join(dir, "config"), BROWSER: "" }
+      const run = await runCli(
+        ["exec", "call.json", "--output", "json", "--mcp-config", "servers.json", "--allowed-tools", "mcp__docs"],
+        dir,
+        env
+      )
+      expect(run.code, run.stderr).toBe(0)
+      expect(textOf(resultOf(run.stdout))).toBe("you are the fixture user")
+      expect(server.seen.grants).toEqual(["client_credentials"])
+      expect(server.seen.registrations).toBe(0)
+      expect(server.seen.authorizations).toBe(0)
+      expect(server.seen.refusals).toEqual([])
+      const listed = await runCli(["mcp", "list", "--mcp-config", "servers.json"], dir, env)
+      expect(listed.stdout).toContain("docs: connected, 1 tool")
+      for (const secret of [OAuthServer.machineClient.secret, ...server.seen.issued]) {
+        expect(run.stdout + run.stderr + listed.stdout + listed.stderr).not.toContain(secret)
+      }
+    } finally {
+      await server.close()
+      Fs.rmSync(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
 })

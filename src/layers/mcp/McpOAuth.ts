@@ -134,12 +134,27 @@ export class FileOAuthProvider implements OAuthClientProvider {
     return McpOAuth.redact(text, this.secrets())
   }
 
-  /** True when the stored access token has expired and a refresh token could renew it. */
-  refreshDue(now: number): boolean {
-    return McpOAuth.isExpired(this.stored, now) && McpOAuth.refreshToken(this.stored) !== undefined
+  /** True for a machine client (client-credentials grant): no browser, no login, no refresh token needed. */
+  get machine(): boolean {
+    return this.config.oauth?.grant === "client_credentials"
   }
 
-  get redirectUrl(): string {
+  /** True when the stored access token has expired and can be renewed (a refresh token, or client credentials). */
+  refreshDue(now: number): boolean {
+    return McpOAuth.isExpired(this.stored, now) && (this.machine || McpOAuth.refreshToken(this.stored) !== undefined)
+  }
+
+  /** The client-credentials grant's token request (the SDK takes the authorization-code one when undefined). */
+  prepareTokenRequest(scope?: string): URLSearchParams | undefined {
+    if (!this.machine) return undefined
+    const params = new URLSearchParams({ grant_type: "client_credentials" })
+    if (scope !== undefined && scope !== "") params.set("scope", scope)
+    return params
+  }
+
+  get redirectUrl(): string | undefined {
+    // No redirect URL is what tells the SDK to take a non-interactive grant.
+    if (this.machine) return undefined
     // Headless, the URL is never visited: the SDK only needs one to take the authorization-code path (whose first
     // step, the redirect, throws NeedsLogin) rather than a client-credentials one.
     return (
@@ -153,8 +168,8 @@ export class FileOAuthProvider implements OAuthClientProvider {
     const scope = this.config.oauth?.scope
     return {
       client_name: "Armature",
-      redirect_uris: [this.redirectUrl],
-      grant_types: ["authorization_code", "refresh_token"],
+      redirect_uris: this.redirectUrl === undefined ? [] : [this.redirectUrl],
+      grant_types: this.machine ? ["client_credentials"] : ["authorization_code", "refresh_token"],
       response_types: ["code"],
       token_endpoint_auth_method: this.config.oauth?.clientSecret === undefined ? "none" : "client_secret_post",
       ...(scope === undefined ? {} : { scope })
@@ -390,6 +405,22 @@ export const login = (
 ): Effect.Effect<LoginResult, LoginFailed, Scope.Scope> =>
   Effect.gen(function* () {
     const file = fileOf(server, config, options.configDir)
+    if (config.oauth?.grant === "client_credentials") {
+      // A machine client needs no browser: getting its token is the login.
+      const machine = new FileOAuthProvider(server, config, file)
+      machine.invalidateCredentials("tokens")
+      const tools = yield* countTools(config, machine).pipe(
+        Effect.mapError(
+          (e) =>
+            new LoginFailed({
+              message: machine.redact(
+                `MCP server ${server} refused the client credentials: ${e instanceof Error ? e.message : String(e)}`
+              )
+            })
+        )
+      )
+      return { file, tools, authorized: true }
+    }
     const before = readStored(file, server, config.url)
     const fixed = config.oauth?.callbackPort
     const state = NodeCrypto.randomBytes(16).toString("base64url")
