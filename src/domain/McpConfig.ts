@@ -100,12 +100,28 @@ export interface Lenient {
   readonly skipped: ReadonlyArray<SkippedServer>
 }
 
+/**
+ * Why a server name cannot be used, or undefined when it can. Tool names are `mcp__{server}__{tool}` and the server
+ * ends at the first `__`: a name that holds `__` or ends with `_` once normalised (`a__b`, `a..b`, `a_`) would
+ * make the tools of one server look like another's to permission rules (`mcp__a` would cover server `a__b`).
+ */
+export const serverNameProblem = (name: string): string | undefined => {
+  const normal = normalizeName(name)
+  if (normal === "") return "a server name may not be empty"
+  if (normal.includes("__") || normal.endsWith("_")) {
+    return `server name ${JSON.stringify(name)} ${normal === name ? "" : `(as ${JSON.stringify(normal)} in tool names) `}holds "__" or ends with "_": its tools' names mcp__${normal}__TOOL would not say where the server name ends, and permission rules for another server could match them; rename it`
+  }
+  return undefined
+}
+
 const decodeEntry = (
   name: string,
   entry: object,
   env: Readonly<Record<string, string | undefined>>
-): Either.Either<ServerConfig, ReadonlyArray<string>> =>
-  Either.flatMap(expandEnv(entry, env, ["mcpServers", name]), (expanded) => {
+): Either.Either<ServerConfig, ReadonlyArray<string>> => {
+  const problem = serverNameProblem(name)
+  if (problem !== undefined) return Either.left([`mcpServers.${name}: ${problem}`])
+  return Either.flatMap(expandEnv(entry, env, ["mcpServers", name]), (expanded) => {
     const value = expanded as object
     const http = "type" in value && value.type === "http"
     const decoded: Either.Either<ServerConfig, ParseResult.ParseError> = http
@@ -113,6 +129,7 @@ const decodeEntry = (
       : Schema.decodeUnknownEither(StdioServer, options)(value)
     return Either.mapLeft(decoded, (error) => issuesOf(["mcpServers", name], error))
   })
+}
 
 /**
  * Decodes an already parsed JSON value, one server entry at a time: `${VAR}` and `${VAR:-default}` are expanded

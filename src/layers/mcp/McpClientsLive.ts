@@ -41,6 +41,18 @@ const disabledOf = (invalid: ReadonlyArray<McpConfig.SkippedServer>) =>
     })
   )
 
+/** The servers of a config whose names are usable, and the others as disabled entries. */
+const withoutMisnamed = (config: McpConfig.McpConfig) => {
+  const servers: Record<string, McpConfig.ServerConfig> = {}
+  const misnamed: Array<McpConfig.SkippedServer> = []
+  for (const [name, server] of Object.entries(config.mcpServers)) {
+    const problem = McpConfig.serverNameProblem(name)
+    if (problem === undefined) servers[name] = server
+    else misnamed.push({ server: name, issues: [`mcpServers.${name}: ${problem}`] })
+  }
+  return { config: { mcpServers: servers }, misnamed }
+}
+
 /**
  * Connects to every server of `config` in parallel without waiting: a slow server does not block the layer nor
  * the others, its tools appear when it is ready. Needs a ToolRegistry and a Session. Each configuration from
@@ -48,13 +60,20 @@ const disabledOf = (invalid: ReadonlyArray<McpConfig.SkippedServer>) =>
  * whose entry changed restarted; the others are not touched.
  */
 export const make = (
-  config: McpConfig.McpConfig,
+  given: McpConfig.McpConfig,
   options: Options = {},
-  invalid: ReadonlyArray<McpConfig.SkippedServer> = [],
+  invalidGiven: ReadonlyArray<McpConfig.SkippedServer> = [],
   updates?: Stream.Stream<Resolved>
 ) =>
   Effect.gen(function* () {
     for (const issue of McpConfig.envTunables(process.env).issues) yield* Effect.logWarning(issue)
+    // A config given in code did not go through decoding: a server name that would make tool names ambiguous is
+    // left out here too (McpConfig.serverNameProblem).
+    const { config, misnamed } = withoutMisnamed(given)
+    for (const entry of misnamed) {
+      yield* Effect.logWarning(`MCP server ${JSON.stringify(entry.server)} is disabled: ${entry.issues[0]}`)
+    }
+    const invalid = [...invalidGiven, ...misnamed]
     const scope = yield* Effect.scope
     // owned by this fiber and the one applying updates, one change at a time
     let running = new Map<string, Running>()
