@@ -85,7 +85,7 @@ const once = (calls: number, store: Store) =>
         ? yield* loop.pipe(Effect.provide(engine))
         : yield* DurableSession.SessionWorkflow.execute({ sessionId: Crypto.randomUUID() }).pipe(
             Effect.provide(
-              DurableSession.layer(() => loop.pipe(DurableSession.durably, Effect.provide(engine))).pipe(
+              DurableSession.layer(() => loop.pipe(DurableSession.durably(), Effect.provide(engine))).pipe(
                 Layer.provideMerge(DurableStore.engineLayer(store)),
                 Layer.provideMerge(DurableStore.sqlLayer(store))
               )

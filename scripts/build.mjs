@@ -15,7 +15,7 @@
 import { spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { build } from "esbuild"
+import { build, transform } from "esbuild"
 
 const root = Path.resolve(import.meta.dirname, "..")
 const only = process.argv[2]
@@ -153,9 +153,33 @@ const buildLibrary = () =>
     tsc.on("error", reject)
     tsc.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`tsc -p tsconfig.build.json exited ${code}`))))
   })
+    .then(stripComments)
     .then(vendorPlatform)
     .then(vendorPackages)
     .then(buildCommonJs)
+
+// The library's .js files without the sources' comments: the documentation is in the .d.ts files (kept as tsc
+// wrote them), and the comments were a quarter of the .js (0.31 of 1.23 MB), shipped twice with dist/cjs/.
+// esbuild rewrites each file on its own (no bundling, same module format), keeping /* @__PURE__ */ annotations.
+const stripComments = async () => {
+  const skip = ["cli", "grammars", "cjs", "vendor"]
+  const files = (dir) =>
+    Fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+      const path = Path.join(dir, entry.name)
+      if (entry.isDirectory()) return skip.includes(Path.relative(Path.join(root, "dist"), path)) ? [] : files(path)
+      return path.endsWith(".js") ? [path] : []
+    })
+  await Promise.all(
+    files(Path.join(root, "dist")).map(async (file) => {
+      const { code } = await transform(await Fs.promises.readFile(file, "utf8"), {
+        loader: "js",
+        format: "esm",
+        target: "node20"
+      })
+      await Fs.promises.writeFile(file, code)
+    })
+  )
+}
 
 // The library imports five modules of @effect/platform-node (the file system, path, command executor, terminal and
 // stream adapter) through src/layers/platform/NodePlatform.ts. Depending on @effect/platform-node would install its

@@ -38,6 +38,7 @@ import * as MemoryResultStore from "./layers/results/MemoryResultStore.js"
 import * as SandboxLive from "./layers/sandbox/SandboxLive.js"
 import * as SessionLive from "./layers/session/SessionLive.js"
 import * as SettingsLoader from "./layers/settings/SettingsLoader.js"
+import * as SettingsWatch from "./layers/settings/SettingsWatch.js"
 import * as TreeSitterShellAnalyzer from "./layers/shell/TreeSitterShellAnalyzer.js"
 import * as BuiltinTools from "./layers/tools/index.js"
 import * as SkillTool from "./layers/tools/Skill.js"
@@ -46,6 +47,7 @@ import type { Hooks } from "./services/Hooks.js"
 import type { InProcessHooks } from "./services/InProcessHooks.js"
 import * as InProcessHooksRegistry from "./services/InProcessHooks.js"
 import { LanguageModel, ModelError, type RetryPolicy } from "./services/LanguageModel.js"
+import * as LiveSettings from "./services/LiveSettings.js"
 import { McpClients, type McpOptions as McpClientsOptions } from "./services/McpClients.js"
 import type { PermissionPolicy } from "./services/PermissionPolicy.js"
 import type { ReadGuard } from "./services/ReadGuard.js"
@@ -116,6 +118,12 @@ export interface Options<E = never> {
   readonly disallowedTools?: ReadonlyArray<string> | undefined
   /** The permission mode (default: the settings' `defaultMode`, else `default`). */
   readonly permissionMode?: PermissionMode | undefined
+  /**
+   * Whether the settings files are watched (default true): an edit applies from the next call (permission rules,
+   * hooks, tool policies, version pins); a broken edit keeps the settings in force and warns once. See
+   * docs/library.md, "Live configuration".
+   */
+  readonly watchSettings?: boolean | undefined
   /** The most calls executing at once (default 10, or `ARMATURE_MAX_TOOL_CONCURRENCY`). */
   readonly maxConcurrency?: number | undefined
   /**
@@ -209,6 +217,12 @@ export const noMcp: Layer.Layer<McpClients> = Layer.succeed(
   McpClients.of({ servers: Effect.succeed([]), ready: Effect.void })
 )
 
+/** The settings read at start, and, when watched, the live settings over them. */
+const settingsLayer = (options: SettingsLoader.LoadOptions, watch: boolean) =>
+  watch
+    ? SettingsWatch.layer(options).pipe(Layer.provideMerge(SettingsLoader.layer(options)))
+    : SettingsLoader.layer(options)
+
 const defaultParts = (options: Options<never>) => {
   const cwd = options.cwd ?? process.cwd()
   return {
@@ -218,15 +232,18 @@ const defaultParts = (options: Options<never>) => {
       projectDir: options.projectDir,
       stateDir: options.stateDir
     }),
-    settings: SettingsLoader.layer({
-      projectDir: options.projectDir ?? cwd,
-      cwd,
-      settingSources: options.settingSources,
-      settingsFiles: options.settingsFiles,
-      allowedTools: options.allowedTools,
-      disallowedTools: options.disallowedTools,
-      permissionMode: options.permissionMode
-    }),
+    settings: settingsLayer(
+      {
+        projectDir: options.projectDir ?? cwd,
+        cwd,
+        settingSources: options.settingSources,
+        settingsFiles: options.settingsFiles,
+        allowedTools: options.allowedTools,
+        disallowedTools: options.disallowedTools,
+        permissionMode: options.permissionMode
+      },
+      options.watchSettings !== false
+    ),
     shellAnalyzer: TreeSitterShellAnalyzer.layer
   }
 }
@@ -276,7 +293,8 @@ const mcpLayer = <E>(options: Options<E>) => {
           : project
             ? McpClientsLive.layerFromSources(
                 { projectDir, mcpConfigFiles: config === undefined ? [] : [config] },
-                options.mcp ?? {}
+                options.mcp ?? {},
+                options.watchSettings !== false
               )
             : McpClientsLive.layerFromFile(config ?? "", options.mcp ?? {})
     )
@@ -313,7 +331,11 @@ const compose = <E>(options: Options<E>) => {
   )
   const commandHooks =
     overrides.hooks === undefined
-      ? Layer.unwrapEffect(Effect.map(Settings, (s) => HooksLive.layerFromSession({ config: s.hooks })))
+      ? Layer.unwrapEffect(
+          Effect.zipWith(Settings, LiveSettings.reader, (s, current) =>
+            HooksLive.layerFromSession({ config: s.hooks, current: Effect.map(current, (now) => now.hooks) })
+          )
+        )
       : Layer.merge(overrides.hooks, InProcessHooksRegistry.layer)
   const hooks = mergeLayers(options.hooks ?? []).pipe(Layer.provideMerge(commandHooks))
   const stages = Layer.mergeAll(

@@ -27,12 +27,31 @@ export const StdioServer = Schema.Struct({
 })
 export type StdioServer = typeof StdioServer.Type
 
+/**
+ * OAuth settings of an HTTP server (Claude Code's `oauth` key, plus `grant`): a client registered beforehand with the
+ * authorization server, for servers without dynamic client registration; the fixed port of the loopback redirect
+ * (`http://127.0.0.1:PORT/callback`) such a registration names; the scope to ask for when the server does not say.
+ */
+export const OAuthSettings = Schema.Struct({
+  clientId: Schema.optionalWith(Schema.NonEmptyString, { exact: true }),
+  clientSecret: Schema.optionalWith(Schema.String, { exact: true }),
+  callbackPort: Schema.optionalWith(Schema.Int.pipe(Schema.between(1, 65535)), { exact: true }),
+  scope: Schema.optionalWith(Schema.String, { exact: true }),
+  /**
+   * "client_credentials": a machine client (OAuth client-credentials grant, with `clientId` and `clientSecret`)
+   * that gets its tokens itself, with no browser and no login. Default: the authorization-code flow.
+   */
+  grant: Schema.optionalWith(Schema.Literal("authorization_code", "client_credentials"), { exact: true })
+})
+export type OAuthSettings = typeof OAuthSettings.Type
+
 /** A server reached over Streamable HTTP. */
 export const HttpServer = Schema.Struct({
   type: Schema.Literal("http"),
   sampling: Schema.optionalWith(SamplingPolicy, { exact: true }),
   url: Schema.String.pipe(Schema.filter((s) => URL.canParse(s) || `Expected an http(s) URL, got ${JSON.stringify(s)}`)),
-  headers: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.String }), { default: () => ({}) })
+  headers: Schema.optionalWith(Schema.Record({ key: Schema.String, value: Schema.String }), { default: () => ({}) }),
+  oauth: Schema.optionalWith(OAuthSettings, { exact: true })
 })
 export type HttpServer = typeof HttpServer.Type
 
@@ -81,12 +100,28 @@ export interface Lenient {
   readonly skipped: ReadonlyArray<SkippedServer>
 }
 
+/**
+ * Why a server name cannot be used, or undefined when it can. Tool names are `mcp__{server}__{tool}` and the server
+ * ends at the first `__`: a name that holds `__` or ends with `_` once normalised (`a__b`, `a..b`, `a_`) would
+ * make the tools of one server look like another's to permission rules (`mcp__a` would cover server `a__b`).
+ */
+export const serverNameProblem = (name: string): string | undefined => {
+  const normal = normalizeName(name)
+  if (normal === "") return "a server name may not be empty"
+  if (normal.includes("__") || normal.endsWith("_")) {
+    return `server name ${JSON.stringify(name)} ${normal === name ? "" : `(as ${JSON.stringify(normal)} in tool names) `}holds "__" or ends with "_": its tools' names mcp__${normal}__TOOL would not say where the server name ends, and permission rules for another server could match them; rename it`
+  }
+  return undefined
+}
+
 const decodeEntry = (
   name: string,
   entry: object,
   env: Readonly<Record<string, string | undefined>>
-): Either.Either<ServerConfig, ReadonlyArray<string>> =>
-  Either.flatMap(expandEnv(entry, env, ["mcpServers", name]), (expanded) => {
+): Either.Either<ServerConfig, ReadonlyArray<string>> => {
+  const problem = serverNameProblem(name)
+  if (problem !== undefined) return Either.left([`mcpServers.${name}: ${problem}`])
+  return Either.flatMap(expandEnv(entry, env, ["mcpServers", name]), (expanded) => {
     const value = expanded as object
     const http = "type" in value && value.type === "http"
     const decoded: Either.Either<ServerConfig, ParseResult.ParseError> = http
@@ -94,6 +129,7 @@ const decodeEntry = (
       : Schema.decodeUnknownEither(StdioServer, options)(value)
     return Either.mapLeft(decoded, (error) => issuesOf(["mcpServers", name], error))
   })
+}
 
 /**
  * Decodes an already parsed JSON value, one server entry at a time: `${VAR}` and `${VAR:-default}` are expanded
@@ -203,7 +239,7 @@ export const normalizeName = (name: string): string => name.replace(/[^a-zA-Z0-9
 export const maxToolNameLength = 128
 
 /** FNV-1a over the UTF-16 code units of `text`, as 8 hex digits: a short, stable fingerprint. */
-const fingerprint = (text: string): string => {
+export const fingerprint = (text: string): string => {
   let hash = 0x811c9dc5
   for (let i = 0; i < text.length; i++) {
     hash ^= text.charCodeAt(i)

@@ -94,6 +94,28 @@ export const knownToolNames: ReadonlyArray<string> = [
 
 const knownByLowerCase = new Map(knownToolNames.map((name) => [name.toLowerCase(), name]))
 
+/** True when `a` becomes `b` by one edit: a character added, removed, replaced, or two neighbours swapped. */
+const oneEditApart = (a: string, b: string): boolean => {
+  if (a === b || Math.abs(a.length - b.length) > 1) return false
+  let i = 0
+  while (i < a.length && i < b.length && a[i] === b[i]) i++
+  if (a.length === b.length) {
+    if (a.slice(i + 1) === b.slice(i + 1)) return true
+    return a[i] === b[i + 1] && a[i + 1] === b[i] && a.slice(i + 2) === b.slice(i + 2)
+  }
+  return a.length > b.length ? a.slice(i + 1) === b.slice(i) : a.slice(i) === b.slice(i + 1)
+}
+
+/**
+ * The known tool a name is a misspelling of (one edit away, any case: `Bassh`, `Reads`, `WebFecth`), or undefined.
+ * Any other unknown name may be a tool the application registers (custom tools are named freely), so it stays valid.
+ */
+export const nearKnownName = (tool: string): string | undefined => {
+  if (tool.startsWith("mcp__") || tool.length < 4) return undefined
+  const lower = tool.toLowerCase()
+  return knownToolNames.find((name) => name.length >= 4 && oneEditApart(lower, name.toLowerCase()))
+}
+
 /** Parses one rule string; a malformed one is a `PermissionRuleError` naming the rule and its source. */
 export const parse = (text: string, origin: RuleOrigin): Either.Either<Rule, PermissionRuleError> => {
   const trimmed = text.trim()
@@ -110,6 +132,10 @@ export const parse = (text: string, origin: RuleOrigin): Either.Either<Rule, Per
   const known = knownByLowerCase.get(tool.toLowerCase())
   if (known !== undefined && known !== tool) {
     return fail(`unknown tool ${tool}: tool names are case-sensitive (did you mean ${known}?)`)
+  }
+  const near = known === undefined ? nearKnownName(tool) : undefined
+  if (near !== undefined) {
+    return fail(`unknown tool ${tool} (did you mean ${near}?): the rule would match nothing`)
   }
   const base = { text: trimmed, behavior: origin.behavior, tool, source: origin.source, root: origin.root }
   if (raw === undefined || raw.trim() === "*") return Either.right({ ...base, content: undefined })

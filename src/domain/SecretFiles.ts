@@ -1,7 +1,8 @@
 /**
  * Built-in protection of well-known secret files (docs/permissions.md, "Secret files"): a Read *ask* rule for each,
- * added to the effective settings when `"permissions": {"protectSecrets": true}` is set (opt-in for now: on by default
- * it made sandboxed lines with unresolvable operands and allowed `npm run` lines ask), minus what an allow rule names. Only contents are protected: listing, `ls`, `stat`, `test -f` and Glob see their names freely.
+ * added to the effective settings unless a settings file sets `"permissions": {"protectSecrets": false}` (on by
+ * default, issue 29 item 8), minus what an allow rule names. Only contents are protected: listing, `ls`, `stat`,
+ * `test -f` and Glob see their names freely; Grep leaves the files out and says so.
  */
 import * as PermissionRule from "./PermissionRule.js"
 

@@ -265,7 +265,7 @@ export const merge = (sources: ReadonlyArray<Source>): Either.Either<Merged, Per
   const dirs: Array<string> = []
   const hooks: Record<string, Array<HooksConfig[string][number]>> = {}
   let defaultMode: PermissionMode = "default"
-  let protectSecrets = false
+  let protectSecrets = true
   let settings: Record<string, unknown> = {}
   let sandbox: SandboxSection | undefined
   for (const source of sources) {
@@ -291,7 +291,8 @@ export const merge = (sources: ReadonlyArray<Source>): Either.Either<Merged, Per
     sandbox = mergeSections(sandbox, source.settings.sandbox)
     settings = { ...settings, ...source.settings }
   }
-  // The built-in rules come last: a rule of the user's is named first when both apply.
+  // The built-in rules (on unless a settings file sets protectSecrets: false) come last: a rule of the user's is
+  // named first when both apply.
   if (protectSecrets) ask.push(...SecretFiles.rules(allow))
   const permissions: Permissions = { allow, ask, deny, defaultMode, additionalDirectories: dirs }
   return Either.right({
@@ -306,7 +307,8 @@ export const merge = (sources: ReadonlyArray<Source>): Either.Either<Merged, Per
         deny: deny.map((r) => r.text),
         defaultMode,
         additionalDirectories: dirs,
-        ...(protectSecrets ? { protectSecrets } : {})
+        // shown when turned off (on is the default)
+        ...(protectSecrets ? {} : { protectSecrets })
       },
       hooks,
       ...(sandbox === undefined ? {} : { sandbox })

@@ -6,6 +6,7 @@
 import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { Console, Effect, Layer, Option, Schedule } from "effect"
 import { InvalidInputError } from "../domain/Errors.js"
 import * as CallProcesses from "../layers/durable/CallProcesses.js"
@@ -13,6 +14,7 @@ import * as DurableSession from "../layers/durable/DurableSession.js"
 import * as DurableStore from "../layers/durable/DurableStore.js"
 import * as SessionLease from "../layers/durable/SessionLease.js"
 import * as SilentConsole from "../layers/durable/SilentConsole.js"
+import * as ToolVersionPins from "../layers/durable/ToolVersionPins.js"
 import * as OtlpExport from "../layers/observability/OtlpExport.js"
 import * as SpawnRecord from "../layers/process/SpawnRecord.js"
 import { modelOf, type OutputFormat, type RunArgs, retryOf, runAgent } from "./AgentRun.js"
@@ -99,8 +101,16 @@ const sessionBody = (shown: string, display: Display) => (sessionId: string) =>
     yield* CallProcesses.killLeftovers(sessionId)
     const recorder = yield* CallProcesses.recorder(sessionId)
     const audit = Audit.make()
-    const result = yield* runAgent(args, audit).pipe(
-      DurableSession.durably,
+    const sql = yield* SqlClient.SqlClient
+    // the tool versions of the session's start are pinned before its first call, on every run of it
+    const result = yield* Effect.zipRight(ToolVersionPins.pin, runAgent(args, audit)).pipe(
+      DurableSession.durably({
+        started: (toolUseId) =>
+          CallProcesses.callStarted(sessionId, toolUseId).pipe(
+            Effect.provideService(SqlClient.SqlClient, sql),
+            Effect.orDie
+          )
+      }),
       Effect.provide(sessionEngine(args, sessionId, audit)),
       Effect.provide(OtlpExport.layerFromEnv()),
       sessionId === shown ? (effect) => effect : Effect.withConsole(SilentConsole.silent),

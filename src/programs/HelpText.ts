@@ -118,7 +118,13 @@ export const examples: Readonly<Record<string, ReadonlyArray<string>>> = {
   "armature resume": ["armature resume 3f0c2b9e-…", "armature resume 3f0c2b9e-… --output stream-json"],
   "armature sessions": ["armature sessions", "armature sessions --json --database postgres://localhost/agents"],
   "armature serve": ["ARMATURE_SERVE_TOKEN=… armature serve --database postgres://localhost/agents --port 8787"],
-  "armature mcp": ["armature mcp serve", "armature mcp serve --http 8931"],
+  "armature mcp": ["armature mcp serve", "armature mcp list", "armature mcp login linear"],
+  "armature mcp login": [
+    "armature mcp login linear",
+    "armature mcp login docs --mcp-config ~/servers.json --timeout 600"
+  ],
+  "armature mcp logout": ["armature mcp logout linear"],
+  "armature mcp list": ["armature mcp list", "armature mcp list --json --mcp-config .mcp.json"],
   "armature mcp serve": ["armature mcp serve --cwd ~/project", "armature mcp serve --http 8931"],
   "armature sandbox": ["armature sandbox check"],
   "armature sandbox check": ["armature sandbox check", "armature sandbox check --json"],

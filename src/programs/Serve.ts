@@ -118,8 +118,14 @@ const sessionBody = (sessionId: string) =>
     // what an execution that died (this runner's or another's) left running is gone before this one goes on
     yield* CallProcesses.killLeftovers(sessionId)
     const recorder = yield* CallProcesses.recorder(sessionId)
-    const { journal, model } = yield* DurableSession.make()
-    const events = yield* SessionEvents.console(sessionId)
+    const { journal, model, position } = yield* DurableSession.make({
+      started: (toolUseId) =>
+        CallProcesses.callStarted(sessionId, toolUseId).pipe(
+          Effect.provideService(SqlClient.SqlClient, sql),
+          Effect.orDie
+        )
+    })
+    const events = yield* SessionEvents.console(sessionId, position)
     // the conversation as a transcript in memory: each run continues from the lines of the runs before it
     const entries: Array<TranscriptEntry> = []
     for (let n = 0; ; n++) {
@@ -198,7 +204,7 @@ const giveUpUnstarted = Effect.gen(function* () {
       session_id: id,
       result: `the session never started: no runner took it up within ${startGraceMs / 1000} s of its creation`
     })
-    yield* SessionEvents.append(id, 1, line)
+    yield* SessionEvents.append(id, { turn: 0, attempt: "", key: `result/${DurableStore.notStarted}` }, line)
     yield* SessionEvents.changed(id)
     yield* Console.error(`armature serve: session ${id} never started; marked ${DurableStore.notStarted}`)
   }
@@ -252,23 +258,48 @@ const stateOf = (record: DurableStore.SessionRecord) =>
  * line is sent (checked in that order, so that no line written before the end is missed). Between reads it waits
  * for the session's id on `changes` (subscribed before the first read, so no change is missed), and reads again
  * every 5 s without one in case a notification was lost (the listening connection was being replaced).
+ *
+ * By default only each turn's latest attempt is read; when a turn this stream has sent lines of is asked again
+ * (a runner took the session over before the turn was stored), a `superseded` line says so before the new
+ * attempt's lines: the lines of the earlier attempt of that turn no longer count. With `all`, every line is sent.
  */
 const eventLines = (
   sql: SqlClient.SqlClient,
   changes: PubSub.PubSub<string>,
   id: string,
-  after: number
+  after: number,
+  all: boolean
 ): Stream.Stream<string> =>
   Stream.unwrapScoped(
-    Effect.map(PubSub.subscribe(changes), (woken) =>
-      Stream.paginateChunkEffect(after, (last) =>
+    Effect.map(PubSub.subscribe(changes), (woken) => {
+      // the attempt of each turn this stream has sent lines of
+      const sent = new Map<number, string>()
+      return Stream.paginateChunkEffect(after, (last) =>
         Effect.gen(function* () {
           while (true) {
             const record = yield* DurableStore.find(id)
-            const rows = yield* SessionEvents.after(id, last)
+            const rows = yield* SessionEvents.after(id, last, { all })
             if (rows.length > 0) {
               const next = rows[rows.length - 1].seq
-              return [Chunk.fromIterable(rows.map((r) => `${r.line}\n`)), Option.some(next)] as const
+              const out: Array<string> = []
+              for (const row of rows) {
+                const before = sent.get(row.turn)
+                if (!all && before !== undefined && before !== row.attempt) {
+                  out.push(
+                    `${JSON.stringify({
+                      type: "system",
+                      subtype: "superseded",
+                      session_id: id,
+                      turn: row.turn,
+                      attempt: before,
+                      by: row.attempt
+                    })}\n`
+                  )
+                }
+                sent.set(row.turn, row.attempt)
+                out.push(`${SessionEvents.served(row)}\n`)
+              }
+              return [Chunk.fromIterable(out), Option.some(next)] as const
             }
             if (Option.isNone(record) || !isLive(record.value.state)) {
               return [Chunk.empty<string>(), Option.none<number>()] as const
@@ -280,7 +311,7 @@ const eventLines = (
           }
         }).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.orDie)
       )
-    )
+    })
   )
 
 /** Whether a session's state may still change by itself (its events are not over). */
@@ -409,11 +440,14 @@ const router = (options: ServeOptions, changes: PubSub.PubSub<string>) => {
         const record = yield* sessionOfRoute
         const query = yield* HttpServerRequest.schemaSearchParams(
           Schema.Struct({ after: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative())) })
-        ).pipe(Effect.mapError(() => failure(400, "after: expected the number of lines already read (0 or more)")))
+        ).pipe(Effect.mapError(() => failure(400, "after: expected the seq of the last line read (0 or more)")))
+        const attempts = yield* HttpServerRequest.schemaSearchParams(
+          Schema.Struct({ attempts: Schema.optional(Schema.Literal("all", "final")) })
+        ).pipe(Effect.mapError(() => failure(400, "attempts: expected all or final")))
         const sql = yield* SqlClient.SqlClient
         const full = streams.take(record.id, options.maxStreams, options.maxSessionStreams)
         if (full !== undefined) return yield* busy(full)
-        const lines = eventLines(sql, changes, record.id, query.after ?? 0).pipe(
+        const lines = eventLines(sql, changes, record.id, query.after ?? 0, attempts.attempts === "all").pipe(
           Stream.ensuring(Effect.sync(() => streams.release(record.id)))
         )
         return HttpServerResponse.stream(Stream.encodeText(lines), { contentType: "application/x-ndjson" })
@@ -473,6 +507,40 @@ const router = (options: ServeOptions, changes: PubSub.PubSub<string>) => {
     HttpRouter.catchAll((e) => (HttpServerResponse.isServerResponse(e) ? Effect.succeed(e) : Effect.fail(e)))
   )
 }
+
+/** How long a stopping runner (SIGTERM, SIGINT) may take to hand its sessions over before it exits regardless. */
+const stopDeadlineMs = 1_000
+
+/**
+ * Ends this runner at once: its sessions' call processes are killed (so none goes on unowned) and the process exits
+ * with `code`; the database drops its connections, and with them its locks, so the other runners take its sessions
+ * over as from a runner that died.
+ */
+const exitNow = (why: string, code: number) => {
+  const killed = CallProcesses.killOwnNow()
+  process.stderr.write(
+    `armature serve: ${why}; killed ${killed} call process group${killed === 1 ? "" : "s"} and exiting\n`
+  )
+  process.exit(code)
+}
+
+/**
+ * A stop signal starts a deadline: the orderly stop (the cluster lets the sessions go and gives their shards up) has
+ * `stopDeadlineMs`; a runner still there then exits regardless.
+ */
+const armStopDeadline = Effect.sync(() => {
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    process.once(signal, () => {
+      setTimeout(() => exitNow(`still stopping ${stopDeadlineMs / 1000} s after ${signal}`, 0), stopDeadlineMs).unref()
+    })
+  }
+})
+
+/**
+ * What a runner does when it may have lost its locks (its database connection stopped answering): the other runners
+ * may already be running its sessions, so it runs none of them any more: it exits (status 1), its calls killed.
+ */
+const lockLost = (reason: string) => Effect.sync(() => exitNow(`lost its locks: ${reason}`, 1))
 
 /** Runs a runner until the process is told to stop (SIGTERM, SIGINT): then it lets its shards go and exits. */
 export const serve = (options: ServeOptions) =>
@@ -536,11 +604,12 @@ export const serve = (options: ServeOptions) =>
         )
       )
     )
+    yield* armStopDeadline
     yield* Layer.launch(
       app.pipe(
         Layer.provide(NodeHttpServer.layer(createServer, { host: options.host, port: options.port })),
         Layer.provide(DurableSession.layer(sessionBody).pipe(Layer.provide(SessionLease.layer))),
-        Layer.provideMerge(DurableStore.runnerLayer({ host: options.runnerHost, port: options.runnerPort })),
+        Layer.provideMerge(DurableStore.runnerLayer({ host: options.runnerHost, port: options.runnerPort }, lockLost)),
         Layer.provideMerge(sql)
       )
     ).pipe(

@@ -29,8 +29,11 @@ export interface McpOptions {
   readonly samplingModel?: string | undefined
 }
 
-/** Where a server's connection stands; "invalid": its configuration entry is invalid, it is not started. */
-export type ServerState = "connecting" | "connected" | "reconnecting" | "failed" | "closed" | "invalid"
+/**
+ * Where a server's connection stands; "invalid": its configuration entry is invalid, it is not started;
+ * "needs-login": an HTTP server wants an OAuth authorization that nobody logged in for (`armature mcp login`).
+ */
+export type ServerState = "connecting" | "connected" | "reconnecting" | "failed" | "needs-login" | "closed" | "invalid"
 
 /** One server as the client side sees it. */
 export interface ServerStatus {

@@ -46,5 +46,10 @@ export class ToolRegistry extends Context.Tag("armature/ToolRegistry")<
     readonly pool: (options?: PoolOptions) => Effect.Effect<ReadonlyArray<Tool.Any>>
     /** Registry changes as they happen. */
     readonly changes: Stream.Stream<RegistryChange>
+    /**
+     * Pins versions for the rest of the registry's life, over the settings' `toolVersions` (a durable session
+     * resuming with the versions it started with): `{"Deploy": "1.4.2"}`. Later pins replace earlier ones by name.
+     */
+    readonly pinVersions: (pins: Readonly<Record<string, string>>) => Effect.Effect<void>
   }
 >() {}

@@ -5,6 +5,47 @@ import * as PermissionRule from "../../src/domain/PermissionRule.js"
 
 const origin = { behavior: "deny" as const, source: "test", root: "/" }
 
+/** A server name the config accepts: letters, digits, `-`, `.` and single `_` not at the end. */
+const serverName = fc
+  .stringMatching(/^[A-Za-z0-9][A-Za-z0-9.-]{0,6}(?:_[A-Za-z0-9.-]{1,4}){0,2}$/)
+  .filter((name) => McpConfig.serverNameProblem(name) === undefined)
+const toolName = fc.stringMatching(/^[A-Za-z0-9_-]{1,12}$/)
+
+describe("MCP server names and permission rules (issue 28 class 7)", () => {
+  it("refuses a server name holding __ or ending with _ (as tool names spell it), naming file and server", () => {
+    for (const name of ["a__b", "a..b", "x_", "a.", "git__hub"]) {
+      const result = McpConfig.decodeLenient(".mcp.json", {
+        mcpServers: { [name]: { command: "srv" }, ok: { command: "x" } }
+      })
+      const lenient = Either.getOrThrow(result)
+      expect(Object.keys(lenient.config.mcpServers)).toEqual(["ok"])
+      expect(lenient.skipped.map((s) => s.server)).toEqual([name])
+      const notice = McpConfig.skippedNotice(".mcp.json", lenient.skipped[0])
+      expect(notice).toContain(`MCP server ${JSON.stringify(name)} of .mcp.json is disabled`)
+      expect(notice).toContain('holds "__" or ends with "_"')
+    }
+    for (const name of ["github", "my_server", "a-b", "a.b", "A1"]) {
+      expect(McpConfig.serverNameProblem(name)).toBeUndefined()
+    }
+  })
+
+  it.prop(
+    "a server rule (mcp__a, mcp__a__*) covers the tools of server a and of no other accepted server",
+    [serverName, serverName, toolName],
+    ([a, b, tool]) => {
+      const name = McpConfig.toolName(b, tool)
+      const same = McpConfig.normalizeName(a) === McpConfig.normalizeName(b)
+      for (const rule of [`mcp__${McpConfig.normalizeName(a)}`, `mcp__${McpConfig.normalizeName(a)}__*`]) {
+        expect(PermissionRule.namesTool(rule, { name, aliases: [] })).toBe(same)
+      }
+    }
+  )
+
+  it("without the refusal, mcp__a would cover server a__b (why names are refused)", () => {
+    expect(PermissionRule.namesTool("mcp__a", { name: "mcp__a__b__tool", aliases: [] })).toBe(true)
+  })
+})
+
 describe("McpConfig", () => {
   it("decodes stdio and http servers with defaults", () => {
     const decoded = McpConfig.decodeText(

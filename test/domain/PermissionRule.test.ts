@@ -45,8 +45,17 @@ describe("PermissionRule.parse", () => {
     ["bash(git push:*)", "unknown tool bash: tool names are case-sensitive (did you mean Bash?)"],
     ["READ(./.env)", "unknown tool READ: tool names are case-sensitive (did you mean Read?)"],
     ["webfetch", "unknown tool webfetch: tool names are case-sensitive (did you mean WebFetch?)"],
-    ["notebookedit", "unknown tool notebookedit: tool names are case-sensitive (did you mean NotebookEdit?)"]
+    ["notebookedit", "unknown tool notebookedit: tool names are case-sensitive (did you mean NotebookEdit?)"],
+    ["Bassh(git push:*)", "unknown tool Bassh (did you mean Bash?): the rule would match nothing"],
+    ["Reads(./.env)", "unknown tool Reads (did you mean Read?): the rule would match nothing"],
+    ["WebFecth", "unknown tool WebFecth (did you mean WebFetch?): the rule would match nothing"],
+    ["edit(./src/**)", "unknown tool edit: tool names are case-sensitive (did you mean Edit?)"],
+    ["Grpe", "unknown tool Grpe (did you mean Grep?): the rule would match nothing"]
   ]
+  it.each(["Deploy", "Weather(x)", "mcp__reads", "Readme", "BashScript"])(
+    "accepts %j: a name far from every known tool may be the application's own tool",
+    (text) => expect(Either.isRight(parse(text))).toBe(true)
+  )
   it.each(invalid)("rejects %j", (text, reason) => {
     const result = parse(text)
     expect(Either.isLeft(result)).toBe(true)

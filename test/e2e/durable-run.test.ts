@@ -2,7 +2,7 @@ import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { describe, expect, it } from "@effect/vitest"
+import { afterEach, describe, expect, it } from "@effect/vitest"
 import { Effect, Schedule } from "effect"
 import { crashedText } from "../../src/layers/durable/DurableSession.js"
 import { bin } from "../fixtures/Cli.js"
@@ -16,7 +16,34 @@ interface Ended {
   readonly stderr: string
 }
 
-/** Starts `armature ARGS` in `dir`; `ended` settles when it exits. */
+/** The processes started by the running test (each the leader of its own process group). */
+const started: Array<{ readonly child: ChildProcess.ChildProcess; readonly ended: Promise<unknown> }> = []
+
+const signalGroup = (pid: number, signal: NodeJS.Signals) => {
+  try {
+    process.kill(-pid, signal)
+  } catch {
+    // the group is gone
+  }
+}
+
+// whatever a test started is gone after it: SIGTERM to each group, up to 5 s, then SIGKILL (a `resume` that
+// ignored SIGTERM once stayed behind, reparented to init)
+afterEach(async () => {
+  const all = started.splice(0)
+  await Promise.all(
+    all.map(async ({ child, ended }) => {
+      if (child.pid === undefined) return
+      if (child.exitCode === null && child.signalCode === null) {
+        signalGroup(child.pid, "SIGTERM")
+        await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, 5_000))])
+      }
+      signalGroup(child.pid, "SIGKILL")
+    })
+  )
+})
+
+/** Starts `armature ARGS` in `dir` (ended with its process group after the test); `ended` settles when it exits. */
 const start = (args: ReadonlyArray<string>, dir: string, env: Record<string, string>) => {
   const child = ChildProcess.spawn(process.execPath, [bin, ...args], {
     cwd: dir,
@@ -28,7 +55,8 @@ const start = (args: ReadonlyArray<string>, dir: string, env: Record<string, str
       ARMATURE_STATE_DIR: Path.join(dir, ".armature"),
       ...env
     },
-    stdio: ["ignore", "pipe", "pipe"]
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true
   })
   let stdout = ""
   let stderr = ""
@@ -41,6 +69,7 @@ const start = (args: ReadonlyArray<string>, dir: string, env: Record<string, str
   const ended = new Promise<Ended>((resolve) =>
     child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }))
   )
+  started.push({ child, ended })
   return { child, ended, output: () => ({ stdout, stderr }) }
 }
 

@@ -24,6 +24,9 @@ const commands = [
   ["serve"],
   ["mcp"],
   ["mcp", "serve"],
+  ["mcp", "login"],
+  ["mcp", "logout"],
+  ["mcp", "list"],
   ["sandbox"],
   ["sandbox", "check"],
   ["timeline"]

@@ -14,7 +14,9 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { promisify } from "node:util"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { codeBlocks } from "../fixtures/DocBlocks.js"
+import { Effect } from "effect"
+import { codeBlocks, type DocProgram, programs } from "../fixtures/DocBlocks.js"
+import * as MessagesServer from "../fixtures/MessagesServer.js"
 
 const run = promisify(execFile)
 const root = Path.resolve(import.meta.dirname, "../..")
@@ -22,6 +24,10 @@ const fixtures = Path.join(root, "test/fixtures/pack")
 const npm = process.platform === "win32" ? "npm.cmd" : "npm"
 const minutes = (n: number) => n * 60_000
 const readme = Fs.readFileSync(Path.join(root, "README.md"), "utf8")
+const libraryPage = Fs.readFileSync(Path.join(root, "docs/library.md"), "utf8")
+// Every ts block of docs/library.md, as the programs it makes (a block may continue an earlier one).
+const libraryPrograms: ReadonlyArray<DocProgram> = programs(libraryPage)
+const programFile = (program: DocProgram) => `library-${program.line}${program.isTest ? ".test" : ""}.mts`
 
 let project = ""
 let tarball = ""
@@ -44,13 +50,13 @@ const sh = async (command: string, args: ReadonlyArray<string>, cwd: string, tim
   }
 }
 
-/** The README's install line for the library (the one `npm install effect-armature …` line of its sh blocks). */
-const installLine = (text: string): ReadonlyArray<string> => {
+/** A page's one install line starting with `prefix` (in its sh blocks), as words, without its comment. */
+const installLine = (text: string, prefix = "npm install effect-armature "): ReadonlyArray<string> => {
   const lines = codeBlocks(text)
     .filter((block) => block.lang === "sh")
     .flatMap((block) => block.code.split("\n"))
-    .filter((line) => line.startsWith("npm install effect-armature "))
-  if (lines.length !== 1) throw new Error(`expected one "npm install effect-armature" line, found ${lines.length}`)
+    .filter((line) => line.startsWith(prefix))
+  if (lines.length !== 1) throw new Error(`expected one "${prefix.trim()}" line, found ${lines.length}`)
   return lines[0].split("#")[0].trim().split(/\s+/)
 }
 
@@ -103,6 +109,19 @@ beforeAll(async () => {
     ["install", "--prefer-offline", "--no-audit", "--no-fund", "-D", "typescript@5.9.3", "@types/node@20.19.43"],
     project
   )
+  // docs/library.md's programs, and what they need beyond the library: the README's testing-kit line as written,
+  // and the Anthropic SDK (an optional peer) for the agent loop's program.
+  for (const program of libraryPrograms) Fs.writeFileSync(Path.join(project, programFile(program)), program.code)
+  Fs.writeFileSync(
+    Path.join(project, "tsconfig.docs.json"),
+    JSON.stringify({
+      extends: "./tsconfig.json",
+      compilerOptions: { outDir: "out-docs" },
+      files: libraryPrograms.map(programFile)
+    })
+  )
+  const [, , ...kit] = installLine(readme, "npm install -D vitest")
+  await sh(npm, ["install", "--prefer-offline", "--no-audit", "--no-fund", ...kit, "@anthropic-ai/sdk@1.14.0"], project)
 }, minutes(30))
 
 afterAll(async () => {
@@ -237,6 +256,77 @@ describe("the packed package", () => {
       expect(JSON.parse(stdout)).toMatchObject({ type: "result", subtype: "success", num_turns: 2, result: "found: 2" })
     },
     minutes(5)
+  )
+
+  it("docs/library.md gives the README's install lines", () => {
+    expect(installLine(libraryPage)).toEqual(installLine(readme))
+    expect(installLine(libraryPage, "npm install -D vitest")).toEqual(installLine(readme, "npm install -D vitest"))
+  })
+
+  it(
+    "every ts block of docs/library.md type-checks (strict, nodenext) and runs",
+    async () => {
+      const tsc = Path.join(project, "node_modules/typescript/bin/tsc")
+      await sh(process.execPath, [tsc, "-p", "tsconfig.docs.json"], project, minutes(18))
+      // What each program shows (by the section it is in); every program must run to exit 0.
+      const outputs = new Map<number, string>()
+      for (const program of libraryPrograms.filter((p) => !p.isTest)) {
+        const out = Path.join("out-docs", programFile(program).replace(/\.mts$/, ".mjs"))
+        const { stdout } = await sh(process.execPath, [out], project)
+        outputs.set(program.line, stdout)
+      }
+      const shown = [...outputs.values()].join("\n")
+      expect(shown).toContain("Sunny in Lisbon") // Define a tool, Compose the engine
+      expect(shown).toContain("ACME: 101.5") // Failure policies
+      expect(shown).toContain("failed after 3 retries")
+      expect(shown).toContain("Glob: allow") // Replacing a part
+      expect(shown).toContain("no sudo here") // In-process hooks
+      expect(libraryPrograms.length).toBeGreaterThanOrEqual(7)
+    },
+    minutes(20)
+  )
+
+  it(
+    "docs/library.md's agent loop runs against a Messages API (a scripted one on loopback)",
+    async () => {
+      const program = libraryPrograms.find((p) => p.code.includes("AgentLoop.run({") && !p.isTest)
+      if (program === undefined) throw new Error("docs/library.md has no agent loop program")
+      const out = Path.join("out-docs", programFile(program).replace(/\.mts$/, ".mjs"))
+      const stdout = await Effect.runPromise(
+        Effect.scoped(
+          Effect.gen(function* () {
+            const server = yield* MessagesServer.make([
+              MessagesServer.message([{ type: "tool_use", id: "g1", name: "Glob", input: { pattern: "src/**/*.ts" } }]),
+              MessagesServer.message([{ type: "text", text: "No TypeScript files under src." }])
+            ])
+            const { stdout } = yield* Effect.promise(() =>
+              run(process.execPath, [out], {
+                cwd: project,
+                timeout: minutes(5),
+                env: { ...process.env, HOME: project, ANTHROPIC_API_KEY: "test-key", ANTHROPIC_BASE_URL: server.url }
+              })
+            )
+            expect(server.requests.length).toBe(2)
+            return stdout
+          })
+        )
+      )
+      expect(stdout).toContain("success No TypeScript files under src.")
+    },
+    minutes(6)
+  )
+
+  it(
+    "docs/library.md's test file passes under vitest with the README's testing kit",
+    async () => {
+      const tests = libraryPrograms.filter((p) => p.isTest).map(programFile)
+      expect(tests.length).toBeGreaterThanOrEqual(1)
+      const vitest = Path.join(project, "node_modules/vitest/vitest.mjs")
+      const { stdout } = await sh(process.execPath, [vitest, "run", "--root", project, ...tests], project)
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: vitest colours its summary
+      expect(stdout.replace(/\u001b\[[0-9;]*m/g, "")).toMatch(/Tests\s+1 passed/)
+    },
+    minutes(6)
   )
 
   it(

@@ -322,7 +322,10 @@ describe("armature serve", () => {
             subtype: "error_not_started",
             is_error: true,
             session_id: id,
-            result: "the session never started: no runner took it up within 60 s of its creation"
+            result: "the session never started: no runner took it up within 60 s of its creation",
+            seq: 1,
+            turn: 0,
+            attempt: ""
           }
         ])
         expect((yield* getJson(`${runner.url}/sessions/${id}`)).body).toMatchObject({ state: "error_not_started" })

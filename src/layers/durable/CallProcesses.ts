@@ -16,10 +16,14 @@ import { Effect } from "effect"
 import * as ProcessGroup from "../process/ProcessGroup.js"
 import * as SpawnRecord from "../process/SpawnRecord.js"
 
-/** Makes the table if it is not there. */
-export const ensureTable = Effect.flatMap(
-  SqlClient.SqlClient,
-  (sql) =>
+/** Makes the tables if they are not there. */
+export const ensureTable = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  Effect.zipRight(
+    sql`CREATE TABLE IF NOT EXISTS armature_call_starts (
+      session_id TEXT NOT NULL,
+      call TEXT NOT NULL,
+      PRIMARY KEY (session_id, call)
+    )`,
     sql`CREATE TABLE IF NOT EXISTS armature_processes (
       tag TEXT PRIMARY KEY,
       session_id TEXT NOT NULL,
@@ -31,7 +35,19 @@ export const ensureTable = Effect.flatMap(
       owner_start BIGINT NOT NULL,
       created_at BIGINT NOT NULL
     )`
+  )
 )
+
+/**
+ * Whether a process of the call `toolUseId` of a session ever got past its gate (or was about to): the call's tool
+ * may have had effects. A call begun by an execution that died without such a mark provably never started its work.
+ * The mark stays after the group is gone.
+ */
+export const callStarted = (sessionId: string, toolUseId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM armature_call_starts
+      WHERE session_id = ${sessionId} AND call = ${toolUseId}`.pipe(Effect.map((rows) => Number(rows[0]?.n ?? 0) > 0))
+  )
 
 interface Row {
   readonly tag: string
@@ -42,6 +58,33 @@ interface Row {
   readonly host: string
   readonly owner_pid: number | string
   readonly owner_start: number | string
+}
+
+/** The groups this process recorded and has not seen end: tag → leader pid (for `killOwnNow`). */
+const live = new Map<string, number>()
+
+/**
+ * Kills at once (SIGKILL) every group this process started for its sessions' calls, and the processes that left
+ * them (by their tag): for a runner about to exit without waiting (a SIGTERM past its deadline, its database lost),
+ * so that no call goes on unowned. Synchronous; returns how many groups it looked at.
+ */
+export const killOwnNow = (): number => {
+  const groups = [...live.entries()]
+  for (const [tag, pid] of groups) {
+    for (const member of ProcessGroup.findDescendants(pid, tag)) {
+      try {
+        process.kill(member, "SIGKILL")
+      } catch {
+        // gone already
+      }
+    }
+    try {
+      process.kill(-pid, "SIGKILL")
+    } catch {
+      // gone already
+    }
+  }
+  return groups.length
 }
 
 /** This process as the owner of the groups it records: its pid and start time. */
@@ -56,16 +99,31 @@ export const recorder = (sessionId: string) =>
     yield* ensureTable
     const sql = yield* SqlClient.SqlClient
     const host = Os.hostname()
+    // the call's mark goes in before the group's row, and both before the gate opens
+    const markCall = (call: string | undefined) =>
+      call === undefined
+        ? Effect.void
+        : sql`INSERT INTO armature_call_starts (session_id, call) VALUES (${sessionId}, ${call})
+            ON CONFLICT (session_id, call) DO NOTHING`.pipe(Effect.orDie, Effect.asVoid)
     return {
       started: (spawned) =>
-        sql`INSERT INTO armature_processes
+        Effect.zipRight(
+          markCall(spawned.call),
+          sql`INSERT INTO armature_processes
           (tag, session_id, pid, start_ticks, boot_id, host, owner_pid, owner_start, created_at)
           VALUES (${spawned.tag}, ${sessionId}, ${spawned.pid}, ${spawned.startTicks}, ${spawned.bootId}, ${host},
-            ${self.pid}, ${self.start}, ${Date.now()})`.pipe(Effect.orDie, Effect.asVoid),
+            ${self.pid}, ${self.start}, ${Date.now()})`.pipe(Effect.orDie, Effect.asVoid)
+        ).pipe(Effect.zipRight(Effect.sync(() => void live.set(spawned.tag, spawned.pid)))),
       ended: (tag) =>
-        sql`DELETE FROM armature_processes WHERE tag = ${tag}`.pipe(
-          Effect.asVoid,
-          Effect.catchAll((e) => Effect.logWarning(`armature: the record of process group ${tag} stays: ${e.message}`))
+        Effect.sync(() => void live.delete(tag)).pipe(
+          Effect.zipRight(
+            sql`DELETE FROM armature_processes WHERE tag = ${tag}`.pipe(
+              Effect.asVoid,
+              Effect.catchAll((e) =>
+                Effect.logWarning(`armature: the record of process group ${tag} stays: ${e.message}`)
+              )
+            )
+          )
         )
     } satisfies SpawnRecord.Recorder
   })

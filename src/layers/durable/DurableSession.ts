@@ -69,8 +69,18 @@ const errorOutcome = (content: string, cancelled?: "discard"): typeof StoredOutc
 /** A model turn as stored: the events it streamed, and the error it ended with, if any. */
 const StoredTurn = Schema.Struct({
   events: Schema.Array(Schema.Unknown),
-  error: Schema.optional(ModelError)
+  error: Schema.optional(ModelError),
+  /** The execution that asked the model for it (absent in turns stored before attempts were recorded). */
+  attempt: Schema.optional(Schema.String)
 })
+
+/** The model turn of the session's own conversation that lines printed now belong to, and which asking of it. */
+export interface TurnPosition {
+  /** 0 before the first model turn, then the number of the turn (from 1). */
+  readonly turn: number
+  /** The execution that asked the model for that turn ("" before the first). */
+  readonly attempt: string
+}
 
 /**
  * The conversation a model request belongs to: the session's own (`main`), or the sub-agent run by the tool call
@@ -80,17 +90,40 @@ const StoredTurn = Schema.Struct({
 const conversation = FiberRef.unsafeMake("main")
 
 /**
- * The journal and model of one execution of a session's workflow. `execution` names this execution: a call begun
- * under another name was begun by an earlier execution.
+ * The tools whose effects are only the processes they start, each started behind the gate of SpawnRecord, which
+ * marks the call as started before its command can run: such a call without a mark provably did nothing.
  */
-export const make = (execution: string = Crypto.randomUUID()) =>
+export const processTools: ReadonlySet<string> = new Set(["Bash"])
+
+/** How an execution is made. */
+export interface MakeOptions {
+  /** Names this execution: a call begun under another name was begun by an earlier execution. */
+  readonly execution?: string
+  /**
+   * Whether a process of the call with this id got past its gate (CallProcesses.callStarted). Without it, a call
+   * begun by an earlier execution is taken as one that may have run.
+   */
+  readonly started?: (toolUseId: string) => Effect.Effect<boolean>
+}
+
+/**
+ * The journal and model of one execution of a session's workflow.
+ *
+ * A call that is not read-only and was begun by an earlier execution (which died before its outcome was stored)
+ * is run now only when it provably never started: a tool of `processTools` whose call has no start mark (the
+ * execution died between the begin record and the spawn, in the call's hooks or its permission decision). Any
+ * other gets the crash result: it may have run, and is not run twice.
+ */
+export const make = (options: MakeOptions = {}) =>
   Effect.gen(function* () {
+    const execution = options.execution ?? Crypto.randomUUID()
     const context = yield* Effect.context<DurableStep.StepContext>()
     const inStep = <A>(effect: Effect.Effect<A, never, DurableStep.StepContext>) => Effect.provide(effect, context)
 
     // Per conversation: completed once the message of its current model turn is stored (no turn yet: none).
     const turnStored = new Map<string, Deferred.Deferred<void>>()
     const turns = new Map<string, number>()
+    let position: TurnPosition = { turn: 0, attempt: "" }
 
     const record = (call: JournalCall, run: Effect.Effect<Outcome>): Effect.Effect<Outcome> =>
       inStep(
@@ -100,7 +133,13 @@ export const make = (execution: string = Crypto.randomUUID()) =>
           const asked = turnStored.get(yield* FiberRef.get(conversation))
           if (!call.readOnly && asked !== undefined) yield* Deferred.await(asked)
           const begunBy = yield* DurableStep.once(`begin/${call.toolUseId}`, Schema.String, Effect.succeed(execution))
-          const crashed = begunBy !== execution && !call.readOnly
+          const neverStarted =
+            begunBy !== execution &&
+            !call.readOnly &&
+            processTools.has(call.toolName) &&
+            options.started !== undefined &&
+            !(yield* options.started(call.toolUseId))
+          const crashed = begunBy !== execution && !call.readOnly && !neverStarted
           let ran: Outcome | undefined
           const body = crashed
             ? Effect.succeed(errorOutcome(crashedText(call.toolName)))
@@ -131,6 +170,7 @@ export const make = (execution: string = Crypto.randomUUID()) =>
             let live = false
             const body = Effect.suspend(() => {
               live = true
+              if (talk === "main") position = { turn: n + 1, attempt: execution }
               return inner.stream(request).pipe(
                 Stream.runForEach((event) =>
                   Effect.zipRight(
@@ -139,21 +179,28 @@ export const make = (execution: string = Crypto.randomUUID()) =>
                   )
                 ),
                 Effect.match({
-                  onSuccess: (): typeof StoredTurn.Type => ({ events }),
-                  onFailure: (error): typeof StoredTurn.Type => ({ events, error })
+                  onSuccess: (): typeof StoredTurn.Type => ({ events, attempt: execution }),
+                  onFailure: (error): typeof StoredTurn.Type => ({ events, error, attempt: execution })
                 })
               )
             })
             const interrupted = (): typeof StoredTurn.Type => ({
               events,
-              error: new ModelError({ message: "The model turn was interrupted", retryable: false, phase: "stream" })
+              error: new ModelError({ message: "The model turn was interrupted", retryable: false, phase: "stream" }),
+              attempt: execution
             })
             yield* DurableStep.run(name, StoredTurn, body, interrupted).pipe(
               inStep,
               Effect.flatMap((turn) =>
                 Effect.zipRight(
-                  live ? Effect.void : mailbox.offerAll(turn.events as ReadonlyArray<ModelEvent>),
-                  turn.error === undefined ? mailbox.end : mailbox.fail(turn.error)
+                  // a replayed turn's lines belong to the attempt that streamed it
+                  Effect.sync(() => {
+                    if (talk === "main" && !live) position = { turn: n + 1, attempt: turn.attempt ?? "" }
+                  }),
+                  Effect.zipRight(
+                    live ? Effect.void : mailbox.offerAll(turn.events as ReadonlyArray<ModelEvent>),
+                    turn.error === undefined ? mailbox.end : mailbox.fail(turn.error)
+                  )
                 )
               ),
               Effect.ensuring(Deferred.succeed(stored, undefined)),
@@ -163,7 +210,7 @@ export const make = (execution: string = Crypto.randomUUID()) =>
           })
         )
     })
-    return { journal: CallJournal.of({ record }), model }
+    return { journal: CallJournal.of({ record }), model, position: (): TurnPosition => position }
   })
 
 /**
@@ -171,11 +218,13 @@ export const make = (execution: string = Crypto.randomUUID()) =>
  * the journal and the model's turns through its durable stand-in. Apply it inside the engine's layer, so that the
  * stand-in wraps the model that layer provides.
  */
-export const durably = <A, E, R>(body: Effect.Effect<A, E, R>) =>
-  Effect.gen(function* () {
-    const { journal, model } = yield* make()
-    return yield* body.pipe(Effect.updateService(LanguageModel, model), Effect.provideService(CallJournal, journal))
-  })
+export const durably =
+  (options: MakeOptions = {}) =>
+  <A, E, R>(body: Effect.Effect<A, E, R>) =>
+    Effect.gen(function* () {
+      const { journal, model } = yield* make(options)
+      return yield* body.pipe(Effect.updateService(LanguageModel, model), Effect.provideService(CallJournal, journal))
+    })
 
 /** The session workflow registered with the engine; `run` is its body for a session id (see `durably`). */
 export const layer = <E, R>(run: (sessionId: string) => Effect.Effect<unknown, E, R>) =>

@@ -113,7 +113,10 @@ export const sharedSharding = {
  * goes) move to the others. Who finds a runner that stopped answering is `RunnerWatch`'s: the cluster's own check is
  * given the stored health, so at most it writes that value again.
  */
-export const runnerLayer = (address: { readonly host: string; readonly port: number }) => {
+export const runnerLayer = (
+  address: { readonly host: string; readonly port: number },
+  onLost: (reason: string) => Effect.Effect<void> = () => Effect.void
+) => {
   const sharding = ShardingConfig.layerFromEnv({
     ...sharedSharding,
     runnerAddress: Option.some(RunnerAddress.make(address.host, address.port)),
@@ -123,12 +126,18 @@ export const runnerLayer = (address: { readonly host: string; readonly port: num
     shardLockRefreshInterval: "5 seconds",
     shardLockExpiration: "30 seconds",
     refreshAssignmentsInterval: "1 second",
-    runnerHealthCheckInterval: "2 seconds"
+    runnerHealthCheckInterval: "2 seconds",
+    // a stopping runner gives its running sessions this long before it cuts them and lets their shards go: a
+    // session's call is not waited for (it gets the crash result where the session goes on), so the shards move soon
+    entityTerminationTimeout: "2 seconds"
   })
   const storage = Layer.merge(SqlMessageStorage.layer, Layer.orDie(SqlRunnerStorage.layer)).pipe(
     Layer.provide(sharding)
   )
+  // the liveness lock is held before the runner registers, so a watcher never sees it registered without one
+  const alive = RunnerWatch.liveness(address, "5 seconds", onLost)
   const runner = SocketRunner.layer.pipe(
+    Layer.provide(alive),
     Layer.provide(NodeClusterSocket.layerSocketServer),
     Layer.provide(NodeClusterSocket.layerClientProtocol),
     Layer.provide(RunnerWatch.storedHealth),
@@ -141,7 +150,7 @@ export const runnerLayer = (address: { readonly host: string; readonly port: num
     Layer.provide(NodeClusterSocket.layerClientProtocol),
     Layer.provide(Layer.merge(sharding, RpcSerialization.layerMsgPack))
   )
-  const watch = RunnerWatch.layer(address, "2 seconds").pipe(Layer.provide(pingClients), Layer.provide(runner))
+  const watch = RunnerWatch.layer(address, "1 second").pipe(Layer.provide(pingClients), Layer.provide(runner))
   return ClusterWorkflowEngine.layer.pipe(Layer.provideMerge(Layer.merge(runner, watch)))
 }
 

@@ -64,9 +64,18 @@ export interface WalkResult {
 
 /** The note telling the model that denied paths were left out, or "" when none were. */
 export const skippedNote = (skipped: ReadonlyArray<Skipped>): string => {
-  if (skipped.length === 0) return ""
-  const total = skipped.reduce((n, s) => n + s.count, 0)
-  return `(${total} ${total === 1 ? "path" : "paths"} skipped: denied by ${skipped.map((s) => s.rule).join("; ")})`
+  const part = (list: ReadonlyArray<Skipped>, what: string, strip: number) => {
+    const total = list.reduce((n, s) => n + s.count, 0)
+    return `${total} ${total === 1 ? "path" : "paths"} skipped: ${what} ${list.map((s) => s.rule.slice(strip)).join("; ")}`
+  }
+  // Ask rules' labels start with "ask:" (ReadGuardLive.askLabel).
+  const asked = skipped.filter((s) => s.rule.startsWith("ask:"))
+  const denied = skipped.filter((s) => !s.rule.startsWith("ask:"))
+  const parts = [
+    ...(denied.length > 0 ? [part(denied, "denied by", 0)] : []),
+    ...(asked.length > 0 ? [part(asked, "reading them needs approval (use Read to ask) by", 4)] : [])
+  ]
+  return parts.length === 0 ? "" : `(${parts.join("; ")})`
 }
 
 const ignoreFileNames = [".gitignore", ".ignore", ".rgignore"]

@@ -8,40 +8,12 @@ import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import { Effect, Fiber, Schema } from "effect"
 import picomatch from "picomatch"
+import type { FileResult, Line, OutputMode, Query } from "../../domain/GrepQuery.js"
 import * as FileWalker from "./FileWalker.js"
 import * as GrepReader from "./GrepReader.js"
 import { byRarity, type Compiled, requiredLiterals, searchText, splitText } from "./LineSearch.js"
 
-/** What the model may ask for. */
-export type OutputMode = "content" | "files_with_matches" | "count"
-
-/** A search, with paths already resolved. */
-export interface Query {
-  readonly pattern: string
-  /** The absolute file or directory to search. */
-  readonly path: string
-  readonly globs: ReadonlyArray<string>
-  readonly type: string | undefined
-  readonly mode: OutputMode
-  readonly caseInsensitive: boolean
-  readonly multiline: boolean
-  readonly before: number
-  readonly after: number
-}
-
-/** One printed line of a file: a match line or a context line. */
-export interface Line {
-  readonly number: number
-  readonly text: string
-  readonly match: boolean
-}
-
-/** The matches in one file: lines (content mode) and the count ripgrep's `-c` prints. */
-export interface FileResult {
-  readonly path: string
-  readonly count: number
-  readonly lines: ReadonlyArray<Line>
-}
+export type { FileResult, Line, OutputMode, Query } from "../../domain/GrepQuery.js"
 
 /** A search failed (bad pattern, unreadable path, rg error). */
 export class GrepError extends Schema.TaggedError<GrepError>()("GrepError", { message: Schema.String }) {}

@@ -22,6 +22,11 @@ export const defaultTimeoutSeconds = 600
 export interface HooksOptions {
   /** The merged `hooks` section of the settings files. */
   readonly config: HooksConfig
+  /**
+   * The `hooks` section now, read before every event when given (live settings: an edited hook configuration
+   * applies from the next call); `config` is then only the start value.
+   */
+  readonly current?: Effect.Effect<HooksConfig> | undefined
   /** Where command hooks run, and the value of `CLAUDE_PROJECT_DIR` / `ARMATURE_PROJECT_DIR`. */
   readonly projectDir: string
   /** Bytes kept of each hook's stdout and stderr (default 1 MiB). */
@@ -185,8 +190,9 @@ export const make = (options: HooksOptions) =>
         const inProcess = (yield* registry.all).filter(
           (hook) => hook.event === event && HookMatcher.appliesTo(hook.matcher, event, input)
         )
+        const config = options.current === undefined ? options.config : yield* options.current
         const tasks: ReadonlyArray<Task> = [
-          ...matchingCommands(options.config, event, input).map((c): Task => ({ _tag: "Command", ...c })),
+          ...matchingCommands(config, event, input).map((c): Task => ({ _tag: "Command", ...c })),
           ...inProcess.map((hook): Task => ({ _tag: "InProcess", hook }))
         ]
         // No hook for this event: nothing to serialize or run (the executor asks twice per call).
@@ -202,13 +208,21 @@ export const make = (options: HooksOptions) =>
         return HookOutput.aggregate(verdicts)
       })
 
-    // whether the settings name an event is fixed for the layer's life; in-process hooks come and go with scopes
+    // without live settings, whether the settings name an event is fixed for the layer's life; in-process hooks
+    // come and go with scopes
     const configured = new Set(
       (Object.keys(options.config) as Array<HookEvent>).filter((e) => (options.config[e] ?? []).length > 0)
     )
     const yes = Effect.succeed(true)
+    const inProcess = (event: HookEvent) =>
+      Effect.map(registry.all, (hooks) => hooks.some((hook) => hook.event === event))
+    const live = options.current
     const has = (event: HookEvent): Effect.Effect<boolean> =>
-      configured.has(event) ? yes : Effect.map(registry.all, (hooks) => hooks.some((hook) => hook.event === event))
+      live !== undefined
+        ? Effect.flatMap(live, (config) => ((config[event] ?? []).length > 0 ? yes : inProcess(event)))
+        : configured.has(event)
+          ? yes
+          : inProcess(event)
 
     return Hooks.of({ run, has })
   })

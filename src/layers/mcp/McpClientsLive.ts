@@ -3,11 +3,13 @@
  */
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
-import { Effect, Either, Layer, Option } from "effect"
+import { FileSystem } from "@effect/platform"
+import { Duration, Effect, Either, ExecutionStrategy, Exit, Layer, Option, Scope, Stream } from "effect"
 import * as McpConfig from "../../domain/McpConfig.js"
 import { Approver } from "../../services/Approver.js"
+import { reader } from "../../services/LiveSettings.js"
 import { McpClients, type ServerStatus } from "../../services/McpClients.js"
-import { Settings } from "../../services/Settings.js"
+import type { Settings } from "../../services/Settings.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
 import * as McpProjectApproval from "./McpProjectApproval.js"
 import * as McpResourceTools from "./McpResourceTools.js"
@@ -16,43 +18,120 @@ import * as McpSupervisor from "./McpSupervisor.js"
 /** Tunables (timeouts, reconnection backoff, stderr of stdio servers). */
 export type Options = McpSupervisor.Options
 
+/** A decoded configuration and the entries it disabled as invalid. */
+export interface Resolved {
+  readonly config: McpConfig.McpConfig
+  readonly skipped: ReadonlyArray<McpConfig.SkippedServer>
+}
+
+interface Running {
+  readonly server: McpConfig.ServerConfig
+  readonly scope: Scope.CloseableScope
+  readonly supervisor: McpSupervisor.Supervisor
+}
+
+const disabledOf = (invalid: ReadonlyArray<McpConfig.SkippedServer>) =>
+  invalid.map(
+    (skipped): ServerStatus => ({
+      name: skipped.server,
+      state: "invalid",
+      tools: [],
+      connections: 0,
+      lastError: skipped.issues.join("; ")
+    })
+  )
+
+/** The servers of a config whose names are usable, and the others as disabled entries. */
+const withoutMisnamed = (config: McpConfig.McpConfig) => {
+  const servers: Record<string, McpConfig.ServerConfig> = {}
+  const misnamed: Array<McpConfig.SkippedServer> = []
+  for (const [name, server] of Object.entries(config.mcpServers)) {
+    const problem = McpConfig.serverNameProblem(name)
+    if (problem === undefined) servers[name] = server
+    else misnamed.push({ server: name, issues: [`mcpServers.${name}: ${problem}`] })
+  }
+  return { config: { mcpServers: servers }, misnamed }
+}
+
 /**
  * Connects to every server of `config` in parallel without waiting: a slow server does not block the layer nor
- * the others, its tools appear when it is ready. Needs a ToolRegistry and a Session.
+ * the others, its tools appear when it is ready. Needs a ToolRegistry and a Session. Each configuration from
+ * `updates` (an edited `.mcp.json`) is applied by name: a server no longer there is stopped, a new one started, one
+ * whose entry changed restarted; the others are not touched.
  */
 export const make = (
-  config: McpConfig.McpConfig,
+  given: McpConfig.McpConfig,
   options: Options = {},
-  invalid: ReadonlyArray<McpConfig.SkippedServer> = []
+  invalidGiven: ReadonlyArray<McpConfig.SkippedServer> = [],
+  updates?: Stream.Stream<Resolved>
 ) =>
   Effect.gen(function* () {
     for (const issue of McpConfig.envTunables(process.env).issues) yield* Effect.logWarning(issue)
-    const entries = Object.entries(config.mcpServers)
-    const supervisors = yield* Effect.forEach(entries, ([name, server]) => McpSupervisor.start(name, server, options))
-    if (supervisors.length > 0) {
-      const byName = new Map(entries.map(([name], i) => [name, supervisors[i]]))
-      const registry = yield* ToolRegistry
+    // A config given in code did not go through decoding: a server name that would make tool names ambiguous is
+    // left out here too (McpConfig.serverNameProblem).
+    const { config, misnamed } = withoutMisnamed(given)
+    for (const entry of misnamed) {
+      yield* Effect.logWarning(`MCP server ${JSON.stringify(entry.server)} is disabled: ${entry.issues[0]}`)
+    }
+    const invalid = [...invalidGiven, ...misnamed]
+    const scope = yield* Effect.scope
+    // owned by this fiber and the one applying updates, one change at a time
+    let running = new Map<string, Running>()
+    let disabled = disabledOf(invalid)
+    const startOne = (name: string, server: McpConfig.ServerConfig) =>
+      Effect.gen(function* () {
+        const own = yield* Scope.fork(scope, ExecutionStrategy.sequential)
+        const supervisor = yield* McpSupervisor.start(name, server, options).pipe(Scope.extend(own))
+        return { server, scope: own, supervisor } satisfies Running
+      })
+    for (const [name, server] of Object.entries(config.mcpServers)) running.set(name, yield* startOne(name, server))
+
+    const apply = (next: Resolved) =>
+      Effect.gen(function* () {
+        const after = new Map<string, Running>()
+        for (const [name, entry] of running) {
+          if (!Object.hasOwn(next.config.mcpServers, name)) {
+            yield* Scope.close(entry.scope, Exit.void)
+            yield* Effect.logInfo(`MCP server ${name}: removed from the configuration, stopped`)
+          }
+        }
+        for (const [name, server] of Object.entries(next.config.mcpServers)) {
+          const entry = running.get(name)
+          if (entry !== undefined && JSON.stringify(entry.server) === JSON.stringify(server)) {
+            after.set(name, entry)
+            continue
+          }
+          if (entry !== undefined) yield* Scope.close(entry.scope, Exit.void)
+          after.set(name, yield* startOne(name, server))
+          yield* Effect.logInfo(
+            `MCP server ${name}: ${entry === undefined ? "added to the configuration, started" : "its entry changed, restarted"}`
+          )
+        }
+        running = after
+        disabled = disabledOf(next.skipped)
+      })
+
+    const registry = yield* ToolRegistry
+    if (running.size > 0 || updates !== undefined) {
       const tools = yield* McpResourceTools.make({
-        names: [...byName.keys()],
-        withClient: (server, f) => byName.get(server)?.withClient(f) ?? Effect.die(`no server ${server}`)
+        get names() {
+          return [...running.keys()]
+        },
+        withClient: (server, f) => running.get(server)?.supervisor.withClient(f) ?? Effect.die(`no server ${server}`)
       }).pipe(Effect.orDie)
       yield* Effect.forEach(tools, (tool) => registry.registerScoped(tool).pipe(Effect.orDie), { discard: true })
     }
-    const disabled = invalid.map(
-      (skipped): ServerStatus => ({
-        name: skipped.server,
-        state: "invalid",
-        tools: [],
-        connections: 0,
-        lastError: skipped.issues.join("; ")
-      })
-    )
+    if (updates !== undefined) yield* Effect.forkScoped(Stream.runForEach(updates, apply))
     return McpClients.of({
-      servers: Effect.map(
-        Effect.forEach(supervisors, (s) => s.status),
-        (statuses) => [...statuses, ...disabled]
+      servers: Effect.suspend(() =>
+        Effect.map(
+          Effect.forEach([...running.values()], (r) => r.supervisor.status),
+          (statuses) => [...statuses, ...disabled]
+        )
       ),
-      ready: Effect.forEach(supervisors, (s) => s.ready, { concurrency: "unbounded", discard: true })
+      ready: Effect.suspend(() =>
+        Effect.forEach([...running.values()], (r) => r.supervisor.ready, { concurrency: "unbounded", discard: true })
+      )
     })
   })
 
@@ -116,7 +195,8 @@ export const projectFileName = ".mcp.json"
  */
 export const resolveConfig = (sources: Sources) =>
   Effect.gen(function* () {
-    const settings = yield* Settings
+    // the settings now (live settings: an approval given since the start counts)
+    const settings = yield* Effect.flatten(reader)
     const approver = yield* Effect.serviceOption(Approver)
     const projectFile = Path.join(sources.projectDir, projectFileName)
     const exists = yield* Effect.promise(() =>
@@ -182,9 +262,69 @@ export const resolveConfig = (sources: Sources) =>
     return { config, skipped: skipped.filter((s) => !Object.hasOwn(config.mcpServers, s.server)) }
   })
 
-/** The client side for the project's approved servers plus those of `--mcp-config` files. Needs Settings. */
-export const layerFromSources = (sources: Sources, options: Options = {}) =>
+/**
+ * The configurations of `sources` after each edit of the project's `.mcp.json` or of a `--mcp-config` file (after
+ * 100 ms without a further change). A file that no longer decodes is refused with one warning, and the servers
+ * keep running as they are.
+ */
+export const followSources = (sources: Sources): Stream.Stream<Resolved, never, FileSystem.FileSystem | Settings> =>
+  Stream.unwrap(
+    Effect.gen(function* () {
+      const fs = yield* FileSystem.FileSystem
+      const context = yield* Effect.context<Settings>()
+      const files = [Path.join(sources.projectDir, projectFileName), ...(sources.mcpConfigFiles ?? [])].map((f) =>
+        Path.resolve(f)
+      )
+      const dirs = [...new Set(files.map((f) => Path.dirname(f)))]
+      const names = new Set(files.map((f) => Path.basename(f)))
+      let refused: string | undefined
+      const watched = dirs.map((dir) =>
+        fs.watch(dir).pipe(
+          Stream.filter((event) => names.has(Path.basename(event.path))),
+          Stream.catchAll(() => Stream.empty)
+        )
+      )
+      return Stream.mergeAll(watched, { concurrency: "unbounded" }).pipe(
+        Stream.debounce(Duration.millis(100)),
+        Stream.mapEffect(() =>
+          resolveConfig(sources).pipe(
+            Effect.provide(context),
+            Effect.matchEffect({
+              onFailure: (error) =>
+                Effect.gen(function* () {
+                  if (error.message !== refused) {
+                    refused = error.message
+                    yield* Effect.logWarning(`${error.message} (the MCP servers keep running as they are)`)
+                  }
+                  return Option.none<Resolved>()
+                }),
+              onSuccess: (resolved) =>
+                Effect.sync(() => {
+                  refused = undefined
+                  return Option.some<Resolved>(resolved)
+                })
+            })
+          )
+        ),
+        Stream.filterMap((resolved) => resolved)
+      )
+    })
+  )
+
+/**
+ * The client side for the project's approved servers plus those of `--mcp-config` files, following edits of those
+ * files when `watch` is true (servers added, removed or changed are started, stopped or restarted). Needs Settings.
+ */
+export const layerFromSources = (sources: Sources, options: Options = {}, watch = false) =>
   Layer.scoped(
     McpClients,
-    Effect.flatMap(resolveConfig(sources), ({ config, skipped }) => make(config, options, skipped))
+    Effect.gen(function* () {
+      const { config, skipped } = yield* resolveConfig(sources)
+      const updates = watch
+        ? yield* Effect.map(Effect.context<FileSystem.FileSystem | Settings>(), (c) =>
+            Stream.provideContext(followSources(sources), c)
+          )
+        : undefined
+      return yield* make(config, options, skipped, updates)
+    })
   )

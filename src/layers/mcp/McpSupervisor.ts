@@ -26,6 +26,7 @@ import {
 import type { ResultContentBlock } from "../../domain/Blocks.js"
 import { ToolFailure } from "../../domain/Errors.js"
 import * as McpConfig from "../../domain/McpConfig.js"
+import * as McpOAuthText from "../../domain/McpOAuth.js"
 import * as Tool from "../../domain/Tool.js"
 import { Approver } from "../../services/Approver.js"
 import { defaultModel, LanguageModel } from "../../services/LanguageModel.js"
@@ -41,6 +42,7 @@ import { Session } from "../../services/Session.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
 import * as McpCall from "./McpCall.js"
 import * as McpClientHandlers from "./McpClientHandlers.js"
+import * as McpOAuth from "./McpOAuth.js"
 import * as McpSampling from "./McpSampling.js"
 import { capOutput, errorText, inputSchemaOf, textOf, toContent, withServerHints } from "./McpToolShape.js"
 
@@ -52,8 +54,11 @@ export const defaultReconnectSchedule: Schedule.Schedule<unknown, unknown> = Sch
   Schedule.union(Schedule.spaced("30 seconds"))
 )
 
-/** A connection attempt failed. */
-class ConnectFailed extends Schema.TaggedError<ConnectFailed>()("ConnectFailed", { reason: Schema.String }) {}
+/** A connection attempt failed; `needsLogin` when an HTTP server wants an OAuth login first. */
+class ConnectFailed extends Schema.TaggedError<ConnectFailed>()("ConnectFailed", {
+  reason: Schema.String,
+  needsLogin: Schema.optionalWith(Schema.Boolean, { exact: true })
+}) {}
 
 interface Connection {
   readonly client: Client
@@ -132,9 +137,17 @@ const sandboxedLine = (
     .pipe(Effect.mapError((e: SandboxError) => new ConnectFailed({ reason: e.message })))
 }
 
-const makeTransport = (config: McpConfig.ServerConfig, options: Options, wrapped?: string | undefined): Transport =>
+const makeTransport = (
+  config: McpConfig.ServerConfig,
+  options: Options,
+  wrapped: string | undefined,
+  authProvider: McpOAuth.FileOAuthProvider | undefined
+): Transport =>
   McpConfig.isHttp(config)
-    ? new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers: { ...config.headers } } })
+    ? new StreamableHTTPClientTransport(new URL(config.url), {
+        requestInit: { headers: { ...config.headers } },
+        ...(authProvider === undefined ? {} : { authProvider })
+      })
     : new StdioClientTransport({
         command: wrapped === undefined ? config.command : "/bin/bash",
         args: wrapped === undefined ? [...config.args] : ["-c", wrapped],
@@ -142,6 +155,24 @@ const makeTransport = (config: McpConfig.ServerConfig, options: Options, wrapped
         stderr: options.stderr ?? "ignore",
         ...(config.cwd !== undefined ? { cwd: config.cwd } : {})
       })
+
+/**
+ * An HTTP server's OAuth side for one connection attempt: the credentials, read afresh (a login may have happened
+ * since the last attempt); how an error becomes a ConnectFailed (a server that needs a login says so and names
+ * `armature mcp login`; anything else has the server's secrets redacted); and an expired token's renewal.
+ */
+const oauthOf = (name: string, config: McpConfig.ServerConfig) => {
+  const authProvider = McpConfig.isHttp(config) ? McpOAuth.headlessProvider(name, config) : undefined
+  const connectFailed = (e: unknown) =>
+    McpOAuth.isNeedsLogin(e)
+      ? new ConnectFailed({ reason: McpOAuthText.needsLoginReason(name), needsLogin: true })
+      : new ConnectFailed({ reason: authProvider === undefined ? errorText(e) : authProvider.redact(errorText(e)) })
+  const refreshIfDue =
+    authProvider === undefined || !McpConfig.isHttp(config)
+      ? Effect.void
+      : Effect.tryPromise({ try: () => McpOAuth.refreshIfDue(authProvider, config.url), catch: connectFailed })
+  return { authProvider, connectFailed, refreshIfDue }
+}
 
 /** How long a stdio server has to exit after its stdin is closed before it gets SIGTERM (the SDK waits 2 s). */
 export const stdioCloseGraceMs = 200
@@ -390,14 +421,16 @@ export const start = (
         )
       })
       const wrapped = McpConfig.isHttp(config) ? undefined : yield* sandboxedLine(name, config, sandbox, generation)
-      const transport = makeTransport(config, options, wrapped)
+      const { authProvider, connectFailed, refreshIfDue } = oauthOf(name, config)
+      yield* refreshIfDue
+      const transport = makeTransport(config, options, wrapped, authProvider)
       const routes = new McpCall.ProgressRoutes()
       routes.tap(transport)
       const close = Effect.promise(() => closeClient(client, transport))
       yield* Effect.acquireRelease(
         Effect.tryPromise({
           try: (signal) => client.connect(transport, { signal, timeout: Duration.toMillis(connectTimeout) }),
-          catch: (e) => new ConnectFailed({ reason: errorText(e) })
+          catch: connectFailed
         }).pipe(
           Effect.timeoutFail({
             duration: connectTimeout,
@@ -414,12 +447,12 @@ export const start = (
     /** Records a failed attempt; only the first failure of a series is logged as a warning. */
     const failed = (e: ConnectFailed) =>
       Effect.gen(function* () {
-        const previous = yield* Ref.getAndSet(state, "failed")
+        const previous = yield* Ref.getAndSet(state, e.needsLogin === true ? "needs-login" : "failed")
         yield* Ref.set(lastError, e.reason)
         yield* setPending(false)
         yield* Deferred.succeed(firstAttempt, undefined)
         const text = `MCP server ${name}: ${e.reason}`
-        yield* previous === "failed" ? Effect.logDebug(text) : Effect.logWarning(text)
+        yield* previous === "failed" || previous === "needs-login" ? Effect.logDebug(text) : Effect.logWarning(text)
       })
 
     /** One connection's life: connect (retrying with backoff), serve until the transport closes. */

@@ -15,7 +15,7 @@ import { prepareBash } from "./BashPaths.js"
 import type { Prepared, PreparedRule } from "./Prepared.js"
 import { preparePath, realpathLoose } from "./PreparePaths.js"
 import { findProtected } from "./ProtectedTrees.js"
-import { copiesTrees, isProtectedName } from "./SafetyPaths.js"
+import { copiesTrees, isProtectedPath } from "./SafetyPaths.js"
 import { targetOf } from "./Targets.js"
 
 /** The inputs of `prepare`. */
@@ -88,7 +88,7 @@ export const prepare = (options: PrepareOptions) =>
             paths
               .map((p) => p.forms[0])
               .filter((form) => !workingDirs.some((dir) => dir === form || dir.startsWith(`${form}${Path.sep}`))),
-            isProtectedName
+            isProtectedPath
           )
         : undefined
     const writesResource = resourcesOf(tool, input).some((r) => r.access === "write")

@@ -1,6 +1,8 @@
 /**
  * The ReadGuard built from the deny rules in Settings (files, flags and the session's rules): `Read(...)` rules, and
- * the searching tool's own (`Grep(...)`, `Glob(...)`). Paths are compared in every form they can be opened as: the
+ * the searching tool's own (`Grep(...)`, `Glob(...)`). For Grep (which prints contents) and MCP resources, ask rules
+ * too (the built-in secret protection among them): a search cannot ask in the middle, so it leaves those files out
+ * and says so; reading one with Read asks. Glob lists names, which no ask rule protects. Paths are compared in every form they can be opened as: the
  * rule's anchor as written and with symlinks resolved, the visited path as found under the searched root and
  * translated under the root's resolved form. Deny rules match case-insensitively, as in the permission policy.
  */
@@ -9,6 +11,7 @@ import * as Path from "node:path"
 import { Effect, Layer, Option, Ref } from "effect"
 import ignore, { type Ignore } from "ignore"
 import * as PermissionRule from "../../domain/PermissionRule.js"
+import { reader } from "../../services/LiveSettings.js"
 import { type Check, ReadGuard, type SearchScope } from "../../services/ReadGuard.js"
 import { Settings } from "../../services/Settings.js"
 
@@ -29,10 +32,16 @@ interface Compiled {
   readonly matcher: Ignore | undefined
 }
 
+/** How the note names an ask rule: a file it covers is left out, and reading it with Read asks. */
+export const askLabel = (rule: PermissionRule.Rule): string => `${askMark}${rule.text} in ${rule.source}`
+
+/** The mark an ask rule's label starts with (FileWalker.skippedNote tells them apart from deny rules). */
+export const askMark = "ask:"
+
 const compileRule = (rule: PermissionRule.Rule, cwd: string, home: string): Compiled => {
   const { anchor, pattern } = PermissionRule.pathPattern(rule, { cwd, home })
   return {
-    label: `${rule.text} in ${rule.source}`,
+    label: rule.behavior === "ask" ? askLabel(rule) : `${rule.text} in ${rule.source}`,
     anchors: [...new Set([anchor, realpathLoose(anchor)])],
     matcher: pattern === "" ? undefined : ignore({ ignorecase: true }).add(pattern)
   }
@@ -58,14 +67,29 @@ export const checkFor = (
   scope: SearchScope,
   home: string
 ): Check | undefined => {
+  // Ask rules too, except for Glob (names are free): a search cannot stop to ask, so it leaves such files out.
   const relevant = rules.filter(
-    (r) => r.behavior === "deny" && r.content !== undefined && (r.tool === "Read" || r.tool === scope.tool)
+    (r) =>
+      (r.behavior === "deny" || (r.behavior === "ask" && scope.tool !== "Glob")) &&
+      r.content !== undefined &&
+      (r.tool === "Read" || r.tool === scope.tool)
   )
   if (relevant.length === 0) return undefined
   const root = Path.resolve(scope.cwd, scope.root)
   const realRoot = realpathLoose(root)
   const roots = realRoot === root ? [root] : [root, realRoot]
-  const compiled = relevant.map((r) => compileRule(r, scope.cwd, home)).filter((r) => concerns(r, roots))
+  const compiled = relevant
+    .filter(
+      (r) =>
+        // An ask rule naming the searched path itself was asked about before the search ran (the policy matches it).
+        r.behavior !== "ask" ||
+        !roots.some((form) => {
+          const rule = compileRule(r, scope.cwd, home)
+          return matches(rule, form, false) || matches(rule, form, true)
+        })
+    )
+    .map((r) => compileRule(r, scope.cwd, home))
+    .filter((r) => concerns(r, roots))
   if (compiled.length === 0) return undefined
   const forms = (path: string): ReadonlyArray<string> =>
     realRoot !== root && PermissionRule.isInside(root, path) ? [path, realRoot + path.slice(root.length)] : [path]
@@ -79,14 +103,17 @@ export const checkFor = (
 }
 
 /** Builds the guard from Settings. */
-export const make = Effect.map(Settings, (settings) =>
-  ReadGuard.of({
+export const make = Effect.gen(function* () {
+  const settings = yield* Settings
+  // the rules now: live settings apply from the next search
+  const current = yield* reader
+  return ReadGuard.of({
     forSearch: (scope) =>
-      Effect.map(Ref.get(settings.sessionRules), (session) =>
-        checkFor([...settings.permissions.deny, ...session], scope, settings.home)
+      Effect.map(Effect.zip(current, Ref.get(settings.sessionRules)), ([{ permissions }, session]) =>
+        checkFor([...permissions.deny, ...permissions.ask, ...session], scope, settings.home)
       )
   })
-)
+})
 
 /** The ReadGuard from the session's Settings. */
 export const layer = Layer.effect(ReadGuard, make)

@@ -1,49 +1,33 @@
 /**
- * Safety paths: writing inside `.git/`, `.claude/`, `.armature/` or to a shell start-up file always needs approval,
- * whatever the rules and the mode say.
+ * Safety paths: writing a protected path (src/domain/ProtectedPaths.ts: `.git/`, `.claude/`, `.armature/`, `.husky/`,
+ * `.vscode/`, `.gitconfig`, shell start-up files, …) always needs approval, whatever the rules and the mode say; so
+ * does a file tool writing a device or kernel file (`/dev/…`, `/proc/…`, `/sys/…`).
  */
 import * as Path from "node:path"
+import * as ProtectedPaths from "../../domain/ProtectedPaths.js"
 import type { ShellAnalysis } from "../../services/ShellAnalyzer.js"
 import { pass, type Stage } from "./Prepared.js"
 
-const protectedDirs: ReadonlyArray<string> = [".git", ".claude", ".armature"]
-
-const shellStartupFiles: ReadonlySet<string> = new Set([
-  ".bashrc",
-  ".bash_profile",
-  ".bash_login",
-  ".bash_logout",
-  ".profile",
-  ".zshrc",
-  ".zshenv",
-  ".zprofile",
-  ".zlogin",
-  ".zlogout",
-  ".cshrc",
-  ".tcshrc",
-  ".kshrc"
-])
-
-/** True for a name that is protected wherever it appears (`.git`, `.claude`, `.armature`, shell start-up files). */
-export const isProtectedName = (name: string): boolean => {
-  const lower = name.toLowerCase()
-  return protectedDirs.includes(lower) || shellStartupFiles.has(lower)
-}
+/**
+ * True for a path (relative to a tree being copied) that is or lies in a protected entry (ProtectedPaths: `.git/`,
+ * `.claude/`, `.husky/`, `.vscode/`, shell start-up files, `.gitconfig`, …).
+ */
+export const isProtectedPath = (relative: string): boolean => ProtectedPaths.entryFor(relative) !== undefined
 
 /** Why writing this (resolved) path always needs approval, or undefined when it may be written. */
-export const protectedReason = (path: string): string | undefined => {
-  const segments = path.split(Path.sep).map((s) => s.toLowerCase())
-  const dir = protectedDirs.find((d) => segments.includes(d))
-  if (dir !== undefined) return `${path} is inside a ${dir}/ directory`
-  const base = segments[segments.length - 1]
-  return shellStartupFiles.has(base) ? `${path} is a shell startup file` : undefined
-}
+export const protectedReason = (path: string): string | undefined => ProtectedPaths.reasonFor(path)
 
-const literalDots = (text: string): string => text.replace(/[.]/g, "\\.")
+/** Why writing this (resolved) path, a device or a kernel file, always needs approval; undefined for others. */
+export const deviceReason = (path: string): string | undefined =>
+  /^\/(?:dev|proc|sys)(?:\/|$)/.test(path)
+    ? `${path} is a device or kernel file (writing one as root changes the system)`
+    : undefined
+
+const literal = (text: string): string => text.replace(/[.]/g, "\\.").replace(/\//g, "[\\\\/]")
 
 /** A protected name as a whole path segment anywhere in a command line (`> .git/config`, `cd .claude && …`). */
 const mentionPattern = new RegExp(
-  `(?:^|[\\s/'"=:<>;|&(){}\`,])(${[...protectedDirs, ...shellStartupFiles].map(literalDots).join("|")})(?=$|[\\s/'"\`;|&()<>,])`,
+  `(?:^|[\\s/'"=:<>;|&(){}\`,])(${ProtectedPaths.names.map(literal).join("|")})(?=$|[\\s/'"\`;|&()<>,])`,
   "i"
 )
 
@@ -88,7 +72,7 @@ export const copiesTrees = (analysis: ShellAnalysis | undefined): boolean =>
     })
   )
 
-/** Step 3c: writes to safety paths (`.git/`, `.claude/`, `.armature/`, shell rc files) always ask. */
+/** Step 3c: writes to protected paths (ProtectedPaths), and file tools writing devices, always ask. */
 export const safetyPaths: Stage = (call) => {
   const writes = call.writes
   if (writes && call.target._tag === "Command") {
@@ -127,7 +111,8 @@ export const safetyPaths: Stage = (call) => {
   if (writes) {
     for (const path of call.paths) {
       for (const form of path.forms) {
-        const reason = protectedReason(form)
+        // A file tool writing a device (Write of /dev/null replaces it as root); Bash redirections are not this.
+        const reason = protectedReason(form) ?? (call.target._tag === "Paths" ? deviceReason(form) : undefined)
         if (reason !== undefined) {
           return { step: "safetyPaths", outcome: "ask", reason: `${reason}: writing there always needs approval` }
         }

@@ -1,6 +1,7 @@
 /**
  * What a call acts on, as far as permission rules are concerned: a Bash command, file paths, a URL, a name (a skill), or nothing.
  */
+import * as Path from "node:path"
 import { resourcesOf } from "../../domain/Resources.js"
 import type * as Tool from "../../domain/Tool.js"
 
@@ -16,6 +17,23 @@ const stringField = (input: unknown, key: string): string | undefined => {
   if (typeof input !== "object" || input === null) return undefined
   const value = (input as Record<string, unknown>)[key]
   return typeof value === "string" ? value : undefined
+}
+
+/**
+ * The directory a glob pattern starts from when it is not the searched directory itself: its literal leading
+ * segments (`/etc/*` → `/etc`, `../*` → `..`, `src/**` → `src`); undefined when the pattern starts with a wildcard. A
+ * `~` is not expanded by Glob, so it is a directory named `~` like any other.
+ */
+export const globRoot = (pattern: string): string | undefined => {
+  const segments = pattern.split("/")
+  const literal: Array<string> = []
+  for (const segment of segments.slice(0, -1)) {
+    if (/[*?[\]{}()!+@]/.test(segment) || segment.includes("\\")) break
+    literal.push(segment)
+  }
+  if (literal.length === 0) return undefined
+  const root = literal.join("/")
+  return root === "" ? "/" : root
 }
 
 const looksLikePath = (key: string): boolean =>
@@ -36,7 +54,13 @@ export const targetOf = (tool: Tool.Any, input: unknown): Target => {
       return { _tag: "Paths", paths: [stringField(input, "file_path") ?? ""] }
     case "NotebookEdit":
       return { _tag: "Paths", paths: [stringField(input, "notebook_path") ?? ""] }
-    case "Glob":
+    case "Glob": {
+      // The pattern's literal leading directories are where Glob walks: `/etc/*` lists /etc, `../*` the parent.
+      const dir = stringField(input, "path") ?? "."
+      const root = globRoot(stringField(input, "pattern") ?? "")
+      if (root === undefined) return { _tag: "Paths", paths: [dir] }
+      return { _tag: "Paths", paths: [dir, Path.isAbsolute(root) || dir === "." ? root : Path.join(dir, root)] }
+    }
     case "Grep":
     case "LS":
       return { _tag: "Paths", paths: [stringField(input, "path") ?? "."] }

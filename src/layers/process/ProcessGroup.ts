@@ -301,6 +301,7 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Handle, SpawnError, 
   Effect.acquireRelease(
     Effect.gen(function* () {
       const recorder = yield* FiberRef.get(SpawnRecord.currentRecorder)
+      const call = yield* FiberRef.get(SpawnRecord.currentCall)
       const baseStdio =
         options.canary === true && Array.isArray(options.stdio) ? [...options.stdio, "pipe" as const] : options.stdio
       // the gate is the descriptor after the others; only a child given an array of descriptors can have one
@@ -356,7 +357,7 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Handle, SpawnError, 
         // recorded while the child waits at its gate; were this process to die before the gate opens, the child's
         // end of the pipe would close and it would exit without running the command
         yield* recorder
-          .started({ tag, pid, startTicks: SpawnRecord.startTicksOf(pid) ?? 0, bootId: SpawnRecord.bootId() })
+          .started({ tag, pid, startTicks: SpawnRecord.startTicksOf(pid) ?? 0, bootId: SpawnRecord.bootId(), call })
           .pipe(Effect.onInterrupt(() => Effect.sync(() => gate?.destroy())))
         gate?.on("error", () => {})
         gate?.end("\n")

@@ -23,6 +23,11 @@ export interface Spawned {
   readonly startTicks: number
   /** The boot the start time counts from (/proc/sys/kernel/random/boot_id). */
   readonly bootId: string
+  /**
+   * The tool call (its tool_use_id) whose effects the group is, when a tool started it as its work (not a hook):
+   * once such a group is past its gate, the call may have run.
+   */
+  readonly call?: string | undefined
 }
 
 /** What is told of the processes a call starts. */
@@ -37,6 +42,15 @@ export interface Recorder {
 export const currentRecorder: FiberRef.FiberRef<Recorder | undefined> = FiberRef.unsafeMake<Recorder | undefined>(
   undefined
 )
+
+/** The tool call whose work the fiber's processes are (set by a tool around its body; hooks run outside it). */
+export const currentCall: FiberRef.FiberRef<string | undefined> = FiberRef.unsafeMake<string | undefined>(undefined)
+
+/** Runs `effect` (a tool's body) with the processes it starts marked as the work of the call `toolUseId`. */
+export const forCall =
+  (toolUseId: string) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.locally(effect, currentCall, toolUseId)
 
 /** The start time of a process in clock ticks after boot, or `undefined` when there is no such process. */
 export const startTicksOf = (pid: number): number | undefined => {

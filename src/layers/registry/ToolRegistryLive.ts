@@ -8,6 +8,7 @@ import { Effect, Layer, Option, PubSub, Ref, Stream } from "effect"
 import { DuplicateToolError } from "../../domain/Errors.js"
 import type * as Tool from "../../domain/Tool.js"
 import * as ToolVersion from "../../domain/ToolVersion.js"
+import { reader } from "../../services/LiveSettings.js"
 import { Settings } from "../../services/Settings.js"
 import { type PoolOptions, type RegistryChange, ToolRegistry } from "../../services/ToolRegistry.js"
 
@@ -44,16 +45,29 @@ export const activeOf = (
   return tools.filter((t) => chosen.get(keyOf(t)) === t.version)
 }
 
-/** Builds the registry; version pins come from the Settings service's `toolVersions`, when there is one. */
+const noPins: Effect.Effect<Readonly<Record<string, string>>> = Effect.succeed({})
+
+/**
+ * Builds the registry; version pins come from the settings' `toolVersions` (read at each lookup, so a pin edited in
+ * live settings applies from the next call), when there are settings.
+ */
 export const make = Effect.gen(function* () {
   const tools = yield* Ref.make<ReadonlyArray<Tool.Any>>([])
   const hub = yield* PubSub.unbounded<RegistryChange>()
   const settings = yield* Effect.serviceOption(Settings)
-  const pins: Readonly<Record<string, string>> = Option.match(settings, {
-    onNone: () => ({}),
-    onSome: (s) => s.settings.toolVersions ?? {}
-  })
-  const current = Effect.map(Ref.get(tools), (all) => activeOf(all, pins))
+  const settingsPins = Option.isNone(settings)
+    ? noPins
+    : Effect.map(
+        yield* reader.pipe(Effect.provideService(Settings, settings.value)),
+        (s) => s.settings.toolVersions ?? {}
+      )
+  // pins given by the session itself (pinVersions) win over the settings'
+  const sessionPins = yield* Ref.make<Readonly<Record<string, string>>>({})
+  const pinsNow = Effect.zipWith(settingsPins, Ref.get(sessionPins), (fromSettings, fromSession) => ({
+    ...fromSettings,
+    ...fromSession
+  }))
+  const current = Effect.zipWith(Ref.get(tools), pinsNow, activeOf)
 
   const register = (tool: Tool.Any) =>
     Ref.modify(tools, (current): readonly [Option.Option<DuplicateToolError>, ReadonlyArray<Tool.Any>] => {
@@ -89,7 +103,7 @@ export const make = Effect.gen(function* () {
     )
 
   const lookup = (text: string) =>
-    Effect.map(Ref.get(tools), (all) => {
+    Effect.zipWith(Ref.get(tools), pinsNow, (all, pins) => {
       const { name, version } = ToolVersion.parse(text)
       if (version !== undefined && !all.some((t) => t.name === text || t.aliases.includes(text))) {
         return Option.fromNullable(all.find((t) => t.name === name && t.version === version))
@@ -128,7 +142,8 @@ export const make = Effect.gen(function* () {
       ),
     all: Effect.map(current, poolOrder),
     pool,
-    changes: Stream.fromPubSub(hub)
+    changes: Stream.fromPubSub(hub),
+    pinVersions: (pins) => Ref.update(sessionPins, (existing) => ({ ...existing, ...pins }))
   })
 })
 

@@ -139,7 +139,14 @@ const configured = (options: LiveOptions) =>
       section: config.section,
       cwd,
       home: settings.home,
-      protectedDirs: [Path.join(settings.projectDir, ".claude"), session.stateDir]
+      protectedDirs: [Path.join(settings.projectDir, ".claude"), session.stateDir],
+      isFile: (path) => {
+        try {
+          return !Fs.statSync(path).isDirectory()
+        } catch {
+          return false
+        }
+      }
     })
     return { _tag: "On", config, cwd, policy, stateDir: session.stateDir } as const
   })

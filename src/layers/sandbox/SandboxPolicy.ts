@@ -1,11 +1,13 @@
 /**
  * The sandbox's filesystem and network policy, derived from the permission rules the way Claude Code derives it:
- * the working directories and the paths of `Edit(...)` allow rules are writable, `Edit(...)` deny rules are not,
+ * the working directories and the paths of `Edit(...)` allow rules are writable, `Edit(...)` deny rules and the
+ * protected paths (src/domain/ProtectedPaths.ts) below each writable directory are not,
  * `Read(...)` deny rules are unreadable, and `WebFetch(domain:…)` rules are the allowed and denied hosts; the
  * `sandbox.filesystem` and `sandbox.network` lists add to them. See docs/sandbox.md.
  */
 import * as Path from "node:path"
 import * as PermissionRule from "../../domain/PermissionRule.js"
+import * as ProtectedPaths from "../../domain/ProtectedPaths.js"
 import type * as Sandbox from "../../domain/Sandbox.js"
 import type { Policy } from "../../domain/Sandbox.js"
 import type * as Settings from "../../domain/Settings.js"
@@ -18,7 +20,29 @@ export interface PolicyInput {
   readonly home: string
   /** Directories no sandboxed command may write even inside a writable one (settings, Armature's state). */
   readonly protectedDirs: ReadonlyArray<string>
+  /**
+   * True for a path that exists and is not a directory: a protected path below it cannot exist (`.git/hooks` when
+   * `.git` is a worktree's file), and a bind mount there would stop the sandbox from starting. Default: none.
+   */
+  readonly isFile?: ((path: string) => boolean) | undefined
 }
+
+/**
+ * The protected paths (src/domain/ProtectedPaths.ts) below each writable directory, minus those below an
+ * existing file.
+ */
+export const protectedWrites = (
+  roots: ReadonlyArray<string>,
+  isFile: (path: string) => boolean = () => false
+): ReadonlyArray<string> =>
+  roots.flatMap((root) =>
+    ProtectedPaths.sandboxDenyWrites(root).filter((target) => {
+      for (let dir = Path.dirname(target); dir.length > root.length; dir = Path.dirname(dir)) {
+        if (isFile(dir)) return false
+      }
+      return true
+    })
+  )
 
 const globChars = /[*?[\]{}!]/
 
@@ -67,15 +91,17 @@ export const derive = (input: PolicyInput): Policy => {
   const fs = section.filesystem
   const network = section.network
   const fromSettings = (list: ReadonlyArray<string> | undefined) => (list ?? []).map((p) => settingPath(p, cwd, home))
+  const allowWrite = unique([
+    cwd,
+    ...permissions.additionalDirectories,
+    ...permissions.allow.filter(isEditRule).flatMap((r) => literal(r, "made writable")),
+    ...fromSettings(fs?.allowWrite)
+  ])
   return {
-    allowWrite: unique([
-      cwd,
-      ...permissions.additionalDirectories,
-      ...permissions.allow.filter(isEditRule).flatMap((r) => literal(r, "made writable")),
-      ...fromSettings(fs?.allowWrite)
-    ]),
+    allowWrite,
     denyWrite: unique([
       ...input.protectedDirs,
+      ...protectedWrites(allowWrite, input.isFile),
       ...permissions.deny.filter(isEditRule).flatMap((r) => literal(r, "made read-only")),
       ...fromSettings(fs?.denyWrite)
     ]),

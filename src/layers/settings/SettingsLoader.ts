@@ -84,6 +84,29 @@ const flagSource = (
   permissions: SettingsDomain.PermissionsSection
 ): SettingsDomain.Source => ({ name, root, base: root, settings: { permissions } })
 
+/** The settings files `options` read, lowest precedence first: path, rule root, base directory, whether required. */
+export const sourceFiles = (
+  options: LoadOptions
+): ReadonlyArray<readonly [file: string, root: string, base: string, required: boolean]> => {
+  const home = options.home ?? defaultHome()
+  const projectDir = Path.resolve(options.projectDir)
+  const cwd = Path.resolve(options.cwd ?? projectDir)
+  const kinds = options.settingSources ?? ["user", "project", "local"]
+  const files: Array<readonly [string, string, string, boolean]> = []
+  if (kinds.includes("user")) files.push([Path.join(home, ".claude", "settings.json"), home, home, false])
+  if (kinds.includes("project")) {
+    files.push([Path.join(projectDir, ".claude", "settings.json"), projectDir, projectDir, false])
+  }
+  if (kinds.includes("local")) {
+    files.push([Path.join(projectDir, ".claude", "settings.local.json"), projectDir, projectDir, false])
+  }
+  for (const file of options.settingsFiles ?? []) {
+    const resolved = Path.resolve(cwd, file)
+    files.push([resolved, projectDir, Path.dirname(resolved), true])
+  }
+  return files
+}
+
 /**
  * Reads and merges every source; missing standard files are skipped (a missing `--settings` file fails), malformed ones
  * fail naming the file and JSON path.
@@ -92,20 +115,7 @@ export const load = (options: LoadOptions) =>
   Effect.gen(function* () {
     const home = options.home ?? defaultHome()
     const projectDir = Path.resolve(options.projectDir)
-    const cwd = Path.resolve(options.cwd ?? projectDir)
-    const kinds = options.settingSources ?? ["user", "project", "local"]
-    const files: Array<readonly [string, string, string, boolean]> = []
-    if (kinds.includes("user")) files.push([Path.join(home, ".claude", "settings.json"), home, home, false])
-    if (kinds.includes("project")) {
-      files.push([Path.join(projectDir, ".claude", "settings.json"), projectDir, projectDir, false])
-    }
-    if (kinds.includes("local")) {
-      files.push([Path.join(projectDir, ".claude", "settings.local.json"), projectDir, projectDir, false])
-    }
-    for (const file of options.settingsFiles ?? []) {
-      const resolved = Path.resolve(cwd, file)
-      files.push([resolved, projectDir, Path.dirname(resolved), true])
-    }
+    const files = sourceFiles(options)
     const sources: Array<SettingsDomain.Source> = []
     for (const [file, root, base, required] of files) {
       const source = yield* readSource(file, root, base, required)

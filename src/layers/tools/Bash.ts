@@ -24,6 +24,7 @@ import { analysisOf, ShellAnalyzer } from "../../services/ShellAnalyzer.js"
 import * as NodePlatform from "../platform/NodePlatform.js"
 import * as ProcessBackgroundShells from "../process/ProcessBackgroundShells.js"
 import * as ProcessGroup from "../process/ProcessGroup.js"
+import * as SpawnRecord from "../process/SpawnRecord.js"
 import * as ToolRegistryLive from "../registry/ToolRegistryLive.js"
 import * as FsResultStore from "../results/FsResultStore.js"
 import * as BashOutput from "./BashOutput.js"
@@ -398,7 +399,11 @@ export const make = Effect.gen(function* () {
     // the process group is killed by the call's finalizers before the result is yielded, so cancelling is safe.
     interruptBehavior: "cancel",
     summarize: (input) => input.command,
-    call: (input, ctx) => (input.run_in_background === true ? runBackground(input, ctx) : runForeground(input, ctx))
+    // the processes it starts are this call's effects: in a durable session, starting one marks the call as begun
+    call: (input, ctx) =>
+      SpawnRecord.forCall(ctx.toolUseId)(
+        input.run_in_background === true ? runBackground(input, ctx) : runForeground(input, ctx)
+      )
   })
 })
 

@@ -41,6 +41,9 @@ const TestWorkflow = Workflow.make({
   idempotencyKey: ({ id }) => id
 })
 
+/** The calls whose process got past its gate (CallProcesses' start marks): only b. */
+const started = (toolUseId: string) => Effect.succeed(toolUseId === "b")
+
 /**
  * One workflow execution standing for a session's life: a first process ("exec-1") runs a call and a turn, a
  * second one ("exec-2", as after a crash) replays them; calls b and c were begun by exec-1 and never finished.
@@ -62,43 +65,50 @@ const body = (seen: Seen) =>
           )
         )
     }
-    const first = yield* DurableSession.make("exec-1")
+    const first = yield* DurableSession.make({ execution: "exec-1", started })
     seen.results.a1 = yield* first.journal.record({ toolUseId: "a", toolName: "Bash", readOnly: false }, counted("a"))
     seen.results.turn1 = Chunk.toArray(yield* Stream.runCollect(first.model(model).stream(request)))
     yield* DurableStep.once("begin/b", Schema.String, Effect.succeed("exec-1"))
     yield* DurableStep.once("begin/c", Schema.String, Effect.succeed("exec-1"))
+    // d was begun by exec-1 too, which died before its process was started (b's process was: it has a start mark)
+    yield* DurableStep.once("begin/d", Schema.String, Effect.succeed("exec-1"))
 
-    const second = yield* DurableSession.make("exec-2")
+    const second = yield* DurableSession.make({ execution: "exec-2", started })
     seen.results.a2 = yield* second.journal.record({ toolUseId: "a", toolName: "Bash", readOnly: false }, counted("a"))
     seen.results.turn2 = Chunk.toArray(yield* Stream.runCollect(second.model(model).stream(request)))
     seen.results.b = yield* second.journal.record({ toolUseId: "b", toolName: "Bash", readOnly: false }, counted("b"))
     seen.results.c = yield* second.journal.record({ toolUseId: "c", toolName: "Read", readOnly: true }, counted("c"))
+    seen.results.d = yield* second.journal.record({ toolUseId: "d", toolName: "Bash", readOnly: false }, counted("d"))
     return "done"
   })
 
 describe("DurableSession", () => {
-  it.live("replays stored calls and turns; a call begun by a crashed execution is retried only when read-only", () =>
-    Effect.gen(function* () {
-      const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-durable-session-"))
-      const location: DurableStore.Location = { _tag: "Sqlite", file: Path.join(dir, "s.db") }
-      const seen: Seen = { runs: {}, results: {} }
-      const layer = TestWorkflow.toLayer(() => Effect.orDie(body(seen))).pipe(
-        Layer.provideMerge(DurableStore.engineLayer(location)),
-        Layer.provideMerge(DurableStore.sqlLayer(location))
-      )
-      const result = yield* TestWorkflow.execute({ id: "one" }).pipe(Effect.provide(layer))
-      Fs.rmSync(dir, { recursive: true, force: true })
-      expect(result).toBe("done")
-      // a ran once; the replay got its stored outcome; the model was asked once and its turn replayed whole
-      expect(seen.runs).toEqual({ a: 1, model: 1, c: 1 })
-      expect(seen.results.a1).toMatchObject({ content: "a ran", isError: false })
-      expect(seen.results.a2).toMatchObject({ content: "a ran", isError: false })
-      expect(seen.results.turn1).toEqual(turnEvents)
-      expect(seen.results.turn2).toEqual(turnEvents)
-      // b may have partly run: it is not run again, the model is told; c only reads: it runs again
-      expect(seen.results.b).toMatchObject({ content: DurableSession.crashedText("Bash"), isError: true })
-      expect(seen.results.c).toMatchObject({ content: "c ran", isError: false })
-    })
+  it.live(
+    "replays stored calls and turns; a call begun by a crashed execution is retried only when read-only or provably never started",
+    () =>
+      Effect.gen(function* () {
+        const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-durable-session-"))
+        const location: DurableStore.Location = { _tag: "Sqlite", file: Path.join(dir, "s.db") }
+        const seen: Seen = { runs: {}, results: {} }
+        const layer = TestWorkflow.toLayer(() => Effect.orDie(body(seen))).pipe(
+          Layer.provideMerge(DurableStore.engineLayer(location)),
+          Layer.provideMerge(DurableStore.sqlLayer(location))
+        )
+        const result = yield* TestWorkflow.execute({ id: "one" }).pipe(Effect.provide(layer))
+        Fs.rmSync(dir, { recursive: true, force: true })
+        expect(result).toBe("done")
+        // a ran once; the replay got its stored outcome; the model was asked once and its turn replayed whole
+        expect(seen.runs).toEqual({ a: 1, model: 1, c: 1, d: 1 })
+        expect(seen.results.a1).toMatchObject({ content: "a ran", isError: false })
+        expect(seen.results.a2).toMatchObject({ content: "a ran", isError: false })
+        expect(seen.results.turn1).toEqual(turnEvents)
+        expect(seen.results.turn2).toEqual(turnEvents)
+        // b may have partly run: it is not run again, the model is told; c only reads: it runs again
+        expect(seen.results.b).toMatchObject({ content: DurableSession.crashedText("Bash"), isError: true })
+        expect(seen.results.c).toMatchObject({ content: "c ran", isError: false })
+        // d never started its process: it runs now, once, instead of being reported as a crash
+        expect(seen.results.d).toMatchObject({ content: "d ran", isError: false })
+      })
   )
 })
 
@@ -134,7 +144,7 @@ describe("DurableSession, a sub-agent's turns", () => {
       const seen: Record<string, ReadonlyArray<string>> = {}
       const session = (execution: string) =>
         Effect.gen(function* () {
-          const durable = yield* DurableSession.make(execution)
+          const durable = yield* DurableSession.make({ execution })
           const model = durable.model(countingModel(runs))
           const turn = Effect.map(Stream.runCollect(model.stream(request)), (c) => texts(Chunk.toArray(c)))
           const first = yield* turn

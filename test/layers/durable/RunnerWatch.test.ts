@@ -6,6 +6,7 @@ import * as RunnerStorage from "@effect/cluster/RunnerStorage"
 import * as Runners from "@effect/cluster/Runners"
 import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as SqlRunnerStorage from "@effect/cluster/SqlRunnerStorage"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer, Schedule, Scope } from "effect"
 import * as DurableStore from "../../../src/layers/durable/DurableStore.js"
@@ -51,6 +52,18 @@ const register = (ports: ReadonlyArray<number>) =>
     )
   )
 
+/** Holds the liveness locks of the runners at `ports` (as their processes do) until `scope` closes. */
+const alive = (ports: ReadonlyArray<number>, scope: Scope.Scope) =>
+  Effect.forEach(
+    ports,
+    (port) =>
+      Layer.buildWithScope(
+        RunnerWatch.liveness({ host: "127.0.0.1", port }, "5 seconds", () => Effect.void),
+        scope
+      ),
+    { discard: true }
+  )
+
 /** Waits (every 50 ms, at most 30 s) until the stored health is `expected`. */
 const healthBecomes = (expected: Record<number, boolean>) =>
   health.pipe(
@@ -94,6 +107,8 @@ describe("RunnerWatch", () => {
         const down = new Set([7001, 7002])
         yield* Effect.gen(function* () {
           yield* register([7001, 7002, 7003])
+          // all three are alive as the database sees them: each holds its liveness lock
+          yield* alive([7001, 7002, 7003], yield* Effect.scope)
           const scopes = [yield* Scope.make(), yield* Scope.make()]
           // each runner's pings, counted
           const pings = [{ count: 0 }, { count: 0 }]
@@ -129,6 +144,38 @@ describe("RunnerWatch", () => {
         }).pipe(provide(url, down))
       }),
     90_000
+  )
+
+  it.scopedLive(
+    "a runner whose liveness lock is free is marked down without waiting for pings; once it holds it again, up",
+    () =>
+      Effect.gen(function* () {
+        const url = yield* Postgres.freshDatabase("armature_runner_watch_liveness")
+        // every ping is answered: only the lock tells
+        yield* Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const conn = yield* sql.reserve
+          yield* register([7001, 7002])
+          yield* alive([7001], yield* Effect.scope)
+          const pings = { count: 0 }
+          const round = RunnerWatch.checkOnce(address(7001), conn).pipe(Effect.provide(network(new Set(), pings)))
+          yield* round
+          expect(yield* health).toEqual({ 7001: true, 7002: false })
+          expect(pings.count).toBe(0)
+          // 7002's process takes its lock (it was slow to start, or came back): the ping finds it, it is up
+          const holder = yield* Scope.make()
+          yield* alive([7002], holder)
+          yield* round
+          expect(yield* health).toEqual({ 7001: true, 7002: true })
+          expect(pings.count).toBe(1)
+          // its connection goes (the process died, or the database lost its host): down at the next round
+          yield* Scope.close(holder, Exit.void)
+          yield* round
+          expect(yield* health).toEqual({ 7001: true, 7002: false })
+          expect(pings.count).toBe(1)
+        }).pipe(provide(url, new Set()))
+      }),
+    60_000
   )
 
   it.scopedLive("the cluster's own check sees the stored health, so it finds nothing to write", () =>

@@ -172,17 +172,25 @@ describe("bash globs and leading dots", () => {
 describe("built-in secret protection", () => {
   const merged = (permissions: Record<string, unknown>) =>
     Either.getOrThrow(Settings.merge([{ name: "s.json", root: "/p", base: "/p", settings: { permissions } }]))
-  it("is opt-in: with protectSecrets: true it adds Read ask rules for well-known secret files, named by their source", () => {
-    expect(merged({}).permissions.ask).toEqual([])
-    const ask = merged({ protectSecrets: true }).permissions.ask
-    expect(ask.map((r) => r.text)).toEqual(expect.arrayContaining(["Read(**/.env)", "Read(**/*.pem)"]))
-    expect(ask.every((r) => r.source === SecretFiles.source && r.behavior === "ask")).toBe(true)
+  it("is on by default: Read ask rules for well-known secret files, named by their source (issue 29 item 8)", () => {
+    for (const ask of [merged({}).permissions.ask, merged({ protectSecrets: true }).permissions.ask]) {
+      expect(ask.map((r) => r.text)).toEqual(expect.arrayContaining(["Read(**/.env)", "Read(**/*.pem)"]))
+      expect(ask.every((r) => r.source === SecretFiles.source && r.behavior === "ask")).toBe(true)
+    }
   })
-  it("is off with protectSecrets: false, and drops what an allow rule names", () => {
+  it("is off with protectSecrets: false (the last file that sets it wins), and drops what an allow rule names", () => {
     expect(merged({ protectSecrets: false }).permissions.ask).toEqual([])
-    const texts = merged({ protectSecrets: true, allow: ["Read(./.env)"] }).permissions.ask.map((r) => r.text)
+    const later = Either.getOrThrow(
+      Settings.merge([
+        { name: "user.json", root: "/p", base: "/p", settings: { permissions: { protectSecrets: false } } },
+        { name: "project.json", root: "/p", base: "/p", settings: { permissions: {} } }
+      ])
+    )
+    expect(later.permissions.ask).toEqual([])
+    expect(later.settings.permissions).toMatchObject({ protectSecrets: false })
+    const texts = merged({ allow: ["Read(./.env)"] }).permissions.ask.map((r) => r.text)
     expect(texts).not.toContain("Read(**/.env)")
     expect(texts).toContain("Read(**/.env.*)")
-    expect(merged({ protectSecrets: true, allow: ["Read"] }).permissions.ask).toEqual([])
+    expect(merged({ allow: ["Read"] }).permissions.ask).toEqual([])
   })
 })

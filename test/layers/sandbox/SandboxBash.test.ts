@@ -10,6 +10,7 @@ import * as Path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import * as Armature from "../../../src/Armature.js"
+import * as ProtectedPaths from "../../../src/domain/ProtectedPaths.js"
 import * as SandboxLive from "../../../src/layers/sandbox/SandboxLive.js"
 import { PermissionPolicy } from "../../../src/services/PermissionPolicy.js"
 import { Sandbox } from "../../../src/services/Sandbox.js"
@@ -120,6 +121,40 @@ describe("Bash in the OS sandbox", () => {
       expect(Fs.existsSync(Path.join(project, ".claude", "settings.local.json"))).toBe(false)
     }).pipe(Effect.provide(layer))
   })
+
+  it.live(
+    "every entry of the one protected list stays read-only in the sandbox (a script writing them all fails)",
+    () => {
+      const { layer, project } = engine({ allow: ["Bash"] })
+      // .git as a directory with hooks, so that its sandbox entries (.git/hooks, .git/config) apply
+      Fs.mkdirSync(Path.join(project, ".git", "hooks"), { recursive: true })
+      const targets = ProtectedPaths.entries.flatMap((entry) =>
+        entry.name === ".git"
+          ? [".git/hooks/pre-commit", ".git/config"]
+          : entry.kind === "dir"
+            ? [`${entry.name}/planted`]
+            : [entry.name]
+      )
+      // A script, so that the command line names none of them (the permission layer would ask first).
+      Fs.writeFileSync(
+        Path.join(project, "plant.sh"),
+        `for p in ${targets.map((t) => `'${t}'`).join(" ")}; do mkdir -p "$(dirname "$p")" 2>/dev/null; echo pwned > "$p" 2>/dev/null; done; echo ok > control.txt\n`
+      )
+      return Effect.gen(function* () {
+        yield* runOne({ command: "sh plant.sh" })
+        // the control write went through: the script ran in the sandbox
+        expect(Fs.readFileSync(Path.join(project, "control.txt"), "utf8")).toBe("ok\n")
+        const planted = targets.filter((t) => {
+          try {
+            return Fs.readFileSync(Path.join(project, t), "utf8").includes("pwned")
+          } catch {
+            return false
+          }
+        })
+        expect(planted).toEqual([])
+      }).pipe(Effect.provide(layer))
+    }
+  )
 
   it.live("the network: a loopback server is refused, an allowed host name goes through the proxy", () => {
     const { layer } = engine({ allow: ["Bash", "WebFetch(domain:localhost)"] })

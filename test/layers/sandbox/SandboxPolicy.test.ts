@@ -1,6 +1,8 @@
+import * as Path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
 import * as PermissionRule from "../../../src/domain/PermissionRule.js"
+import * as ProtectedPaths from "../../../src/domain/ProtectedPaths.js"
 import * as SandboxDomain from "../../../src/domain/Sandbox.js"
 import * as Settings from "../../../src/domain/Settings.js"
 import * as SandboxNotes from "../../../src/layers/sandbox/SandboxNotes.js"
@@ -43,8 +45,34 @@ describe("the sandbox policy derived from permission rules", () => {
     ])
   })
 
-  it("keeps settings and the state directory read-only, and Edit deny rules", () => {
-    expect(policy.denyWrite).toEqual(["/proj/.claude", "/proj/.armature", "/proj/src/generated"])
+  it("keeps settings and the state directory read-only, the protected paths below each writable directory, and Edit deny rules", () => {
+    expect(policy.denyWrite).toEqual([
+      "/proj/.claude",
+      "/proj/.armature",
+      ...SandboxPolicy.protectedWrites(policy.allowWrite),
+      "/proj/src/generated"
+    ])
+  })
+
+  it("keeps every entry of the one protected list read-only below every writable directory", () => {
+    for (const root of policy.allowWrite) {
+      for (const entry of ProtectedPaths.entries) {
+        for (const rel of entry.sandbox) expect(policy.denyWrite).toContain(Path.join(root, rel))
+      }
+    }
+    // .git itself stays writable (git writes it); its hooks and config do not
+    expect(policy.denyWrite).toContain("/proj/sub/.git/hooks")
+    expect(policy.denyWrite).toContain("/proj/sub/.git/config")
+    expect(policy.denyWrite).not.toContain("/proj/sub/.git")
+    expect(policy.denyWrite).toContain("/home/u/tmp-out/.bashrc")
+    expect(policy.denyWrite).toContain("/proj/sub/.config/fish")
+  })
+
+  it("leaves out protected paths below an existing file (a worktree's .git file cannot hold hooks)", () => {
+    const paths = SandboxPolicy.protectedWrites(["/w"], (path) => path === "/w/.git")
+    expect(paths).not.toContain("/w/.git/hooks")
+    expect(paths).not.toContain("/w/.git/config")
+    expect(paths).toContain("/w/.husky")
   })
 
   it("makes Read deny rules unreadable (globs kept: the runtime expands them)", () => {
