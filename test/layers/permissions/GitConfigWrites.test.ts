@@ -23,7 +23,8 @@ Fs.mkdirSync(Path.join(project, "src"), { recursive: true })
 execFileSync("git", ["init", "-q"], { cwd: project, stdio: "ignore" })
 
 const decide = (command: string, mode: PermissionMode, rules: { readonly deny?: ReadonlyArray<string> } = {}) =>
-  Effect.map(decideWith({ project, home }, rules, bashRequest(command, project, mode)), (d) => d.behavior)
+  // The mode is the settings' default mode (the request's own mode field is not what the harness decides with).
+  Effect.map(decideWith({ project, home }, { ...rules, mode }, bashRequest(command, project, mode)), (d) => d.behavior)
 
 layer(base)("git writing its configuration file", (it) => {
   const writes = [
