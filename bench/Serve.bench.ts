@@ -1,12 +1,13 @@
 /**
- * Sessions per second through `armature serve`: N sessions (each one model turn that answers at once, from the
- * scripted Messages server) started over the HTTP API, all at once, alternately through each runner; the time until
- * every start was answered (started/s) and until every session ended (finished/s). Measured with one runner, then
- * with two runners on one PostgreSQL database (a fresh database each, on ARMATURE_TEST_DATABASE_URL), in the same
- * run, so the ratio of the two is what adding a runner changes. Runners are the built CLI (`node scripts/build.mjs
- * cli` first). Prints one JSON object.
+ * Sessions through `armature serve`: bursts of N sessions (each one model turn that answers at once, from the
+ * scripted Messages server) started over the HTTP API, all at once, alternately through each runner, each followed
+ * by its event stream to the end. Per number of runners (1, 2, 3; a fresh database each, on
+ * ARMATURE_TEST_DATABASE_URL): sessions finished per minute (median over the bursts), the time from a session's
+ * request to its first event line (p50 and p99 over all sessions), and each runner's resident memory after the
+ * bursts. Runners are the built CLI (`node scripts/build.mjs cli` first). Prints one JSON object.
  *
- * Run: `node --import tsx bench/Serve.bench.ts` (env: BENCH_SESSIONS, default 40; BENCH_RUNS, default 2).
+ * Run: `node --import tsx bench/Serve.bench.ts` (env: BENCH_SESSIONS, default 30; BENCH_BURSTS, default 5;
+ * BENCH_RUNNERS, default 1,2,3).
  */
 import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
@@ -17,8 +18,9 @@ import { Effect, Schedule } from "effect"
 import * as MessagesServer from "../test/fixtures/MessagesServer.js"
 import * as Postgres from "../test/fixtures/Postgres.js"
 
-const sessions = Math.max(2, Number(process.env.BENCH_SESSIONS ?? 40))
-const runs = Math.max(1, Number(process.env.BENCH_RUNS ?? 2))
+const sessions = Math.max(2, Number(process.env.BENCH_SESSIONS ?? 30))
+const bursts = Math.max(1, Number(process.env.BENCH_BURSTS ?? 5))
+const runnerCounts = (process.env.BENCH_RUNNERS ?? "1,2,3").split(",").map(Number)
 const bin = Path.resolve(import.meta.dirname, "../bin/armature.mjs")
 /** The bearer token the runners are given (ARMATURE_SERVE_TOKEN) and every request sends. */
 const token = "serve-bench-token-0123456789"
@@ -46,7 +48,20 @@ const runner = (database: string, dir: string, modelUrl: string) =>
     const runnerPort = yield* freePort()
     const child = ChildProcess.spawn(
       process.execPath,
-      [bin, "serve", "--database", database, "--port", "0", "--runner-port", String(runnerPort), "--cwd", dir],
+      [
+        bin,
+        "serve",
+        "--database",
+        database,
+        "--port",
+        "0",
+        "--runner-port",
+        String(runnerPort),
+        "--cwd",
+        dir,
+        "--max-sessions",
+        "1000"
+      ],
       {
         cwd: dir,
         env: {
@@ -76,7 +91,7 @@ const runner = (database: string, dir: string, modelUrl: string) =>
       if (child.exitCode !== null) throw new Error(`a runner ended: ${output}`)
       return url !== ""
     })
-    return url
+    return { url, pid: child.pid ?? 0 }
   })
 
 const post = async (url: string, body: unknown): Promise<string> => {
@@ -95,69 +110,92 @@ const stateOf = async (url: string, id: string): Promise<string> => {
   return ((await response.json()) as { state: string }).state
 }
 
-/** Starts `sessions` sessions over `count` runners; ms until all were started, and until all ended. */
-const once = (count: number) =>
+/** The resident memory of a process, in MB (from /proc). */
+const rssMb = (pid: number): number => {
+  const status = Fs.readFileSync(`/proc/${pid}/status`, "utf8")
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0)
+  return Math.round(kb / 1024)
+}
+
+/**
+ * One session through runner `url`: ms from the request to its first event line, and to the end of its event
+ * stream (the session has ended and every line was read).
+ */
+const oneSession = async (url: string): Promise<{ first_ms: number; end_ms: number }> => {
+  const began = Date.now()
+  const id = await post(`${url}/sessions`, { prompt: "Go" })
+  const response = await fetch(`${url}/sessions/${id}/events`, { headers: authorization })
+  let first = 0
+  for await (const _chunk of response.body ?? []) if (first === 0) first = Date.now() - began
+  const state = await stateOf(url, id)
+  if (state !== "success") throw new Error(`a session ended with ${state}`)
+  return { first_ms: first, end_ms: Date.now() - began }
+}
+
+const percentile = (xs: ReadonlyArray<number>, p: number): number => {
+  const sorted = [...xs].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
+}
+
+const median = (xs: ReadonlyArray<number>): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+
+/**
+ * `count` runners on a fresh database, `bursts` bursts of `sessions` sessions each (all started at once,
+ * alternately through each runner): sessions/min per burst, time to first event over all sessions, and each
+ * runner's RSS after the last burst.
+ */
+const measure = (count: number) =>
   Effect.gen(function* () {
     const database = yield* Postgres.freshDatabase("armature_bench_serve")
     const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-bench-serve-"))
     const server = yield* MessagesServer.make(
-      Array.from({ length: sessions }, () => MessagesServer.message([{ type: "text", text: "Done." }]))
+      Array.from({ length: sessions * bursts }, () => MessagesServer.message([{ type: "text", text: "Done." }]))
     )
-    const urls: Array<string> = []
-    for (let i = 0; i < count; i++) urls.push(yield* runner(database, dir, server.url))
-    // every runner holds its shards before the clock starts (a new runner takes shards over for a few seconds)
+    const started: Array<{ url: string; pid: number }> = []
+    for (let i = 0; i < count; i++) started.push(yield* runner(database, dir, server.url))
+    // every runner holds shards before the clock starts (a new runner takes shards over for a few seconds)
     yield* until("every runner to hold shards", () =>
       Effect.runPromise(Postgres.advisoryLocks(database)).then(
-        (held) => held.length === count && held.every((n) => n === 16 / count)
+        (held) => held.length === count && held.reduce((a, b) => a + b, 0) === 16
       )
     )
-    const began = Date.now()
-    const ids = yield* Effect.promise(() =>
-      Promise.all(Array.from({ length: sessions }, (_, i) => post(`${urls[i % count]}/sessions`, { prompt: "Go" })))
-    )
-    const started = Date.now() - began
-    yield* until("every session to end", async () => {
-      const states = await Promise.all(ids.map((id, i) => stateOf(urls[i % count], id)))
-      const failed = states.find((s) => s !== "running" && s !== "success")
-      if (failed !== undefined) throw new Error(`a session ended with ${failed}`)
-      return states.every((s) => s === "success")
-    })
-    const finished = Date.now() - began
-    Fs.rmSync(dir, { recursive: true, force: true })
-    return { started_ms: started, finished_ms: finished }
-  }).pipe(Effect.scoped)
-
-const median = (xs: ReadonlyArray<number>): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
-
-const measure = (count: number) =>
-  Effect.gen(function* () {
-    const all: Array<{ started_ms: number; finished_ms: number }> = []
-    for (let i = 0; i < runs; i++) all.push(yield* once(count))
-    const started = median(all.map((r) => r.started_ms))
-    const finished = median(all.map((r) => r.finished_ms))
-    return {
-      started_per_s: Number(((sessions * 1000) / started).toFixed(2)),
-      finished_per_s: Number(((sessions * 1000) / finished).toFixed(2)),
-      runs: all
+    const perMinute: Array<number> = []
+    const firsts: Array<number> = []
+    const rssByBurst: Array<ReadonlyArray<number>> = []
+    for (let b = 0; b < bursts; b++) {
+      const began = Date.now()
+      const done = yield* Effect.promise(() =>
+        Promise.all(Array.from({ length: sessions }, (_, i) => oneSession(started[i % count].url)))
+      )
+      perMinute.push(Number(((sessions * 60_000) / (Date.now() - began)).toFixed(1)))
+      firsts.push(...done.map((d) => d.first_ms))
+      rssByBurst.push(started.map((r) => rssMb(r.pid)))
     }
-  })
+    Fs.rmSync(dir, { recursive: true, force: true })
+    return {
+      runners: count,
+      sessions_per_min: median(perMinute),
+      sessions_per_min_bursts: perMinute,
+      first_event_ms_p50: percentile(firsts, 50),
+      first_event_ms_p99: percentile(firsts, 99),
+      rss_mb_after_each_burst: rssByBurst
+    }
+  }).pipe(Effect.scoped)
 
 const program = Effect.gen(function* () {
   if (!Fs.existsSync(Path.resolve(import.meta.dirname, "../dist/cli/main.js"))) {
     return yield* Effect.dieMessage("bench/Serve.bench.ts runs the built CLI: run `node scripts/build.mjs cli` first")
   }
   const loadBefore = Os.loadavg()[0]
-  const one = yield* measure(1)
-  const two = yield* measure(2)
+  const results = []
+  for (const count of runnerCounts) results.push(yield* measure(count))
   return {
     bench: "Serve",
     sessions,
-    runs,
+    bursts,
     load: [loadBefore, Os.loadavg()[0]],
     cores: Os.availableParallelism(),
-    one_runner: one,
-    two_runners: two,
-    finished_ratio_two_to_one: Number((two.finished_per_s / one.finished_per_s).toFixed(2))
+    results
   }
 })
 

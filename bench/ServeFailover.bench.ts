@@ -7,7 +7,8 @@
  * Median of BENCH_FAILOVER_RUNS rounds (default 5) per signal. Runners are the built CLI (`node scripts/build.mjs
  * cli` first). Prints one JSON object.
  *
- * Run: `node --import tsx bench/ServeFailover.bench.ts` (env: BENCH_FAILOVER_RUNS).
+ * Run: `node --import tsx bench/ServeFailover.bench.ts` (env: BENCH_FAILOVER_RUNS; BENCH_FAILOVER_SIGNALS, default
+ * SIGTERM,SIGKILL).
  */
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -18,6 +19,8 @@ import * as Postgres from "../test/fixtures/Postgres.js"
 import { getJson, post, startRunner, until } from "../test/fixtures/ServeRunner.js"
 
 const rounds = Math.max(1, Number(process.env.BENCH_FAILOVER_RUNS ?? 5))
+/** The signals measured (default both). */
+const signals = (process.env.BENCH_FAILOVER_SIGNALS ?? "SIGTERM,SIGKILL").split(",")
 
 const median = (xs: ReadonlyArray<number>): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
@@ -75,8 +78,8 @@ const program = Effect.gen(function* () {
     )
   }
   const loadBefore = Os.loadavg()[0]
-  const sigterm = yield* measure("SIGTERM")
-  const sigkill = yield* measure("SIGKILL")
+  const sigterm = signals.includes("SIGTERM") ? yield* measure("SIGTERM") : undefined
+  const sigkill = signals.includes("SIGKILL") ? yield* measure("SIGKILL") : undefined
   return {
     bench: "ServeFailover",
     rounds,

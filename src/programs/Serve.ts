@@ -509,7 +509,7 @@ const router = (options: ServeOptions, changes: PubSub.PubSub<string>) => {
 }
 
 /** How long a stopping runner (SIGTERM, SIGINT) may take to hand its sessions over before it exits regardless. */
-const stopDeadlineMs = 10_000
+const stopDeadlineMs = 1_000
 
 /**
  * Ends this runner at once: its sessions' call processes are killed (so none goes on unowned) and the process exits

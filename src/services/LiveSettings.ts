@@ -40,6 +40,8 @@ export class LiveSettings extends Context.Tag("armature/LiveSettings")<
   {
     /** The last good settings. */
     readonly current: Effect.Effect<Snapshot>
+    /** The same, for a synchronous reader (the pool's whole-tool deny filter, `PermissionPolicy.isToolDenied`). */
+    readonly latest: () => Snapshot
     /** A queue of the reload events from now on, for the life of the scope. */
     readonly subscribe: Effect.Effect<Queue.Dequeue<SettingsEvent>, never, Scope.Scope>
     /** Reads the files now, as if `file` had changed (the watcher calls this after each quiet period). */

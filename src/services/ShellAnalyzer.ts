@@ -21,6 +21,8 @@ export interface SimpleCommand {
   readonly forms: ReadonlyArray<CommandForm>
   /** The variables assigned for this command: leading `NAME=value` words and those of `env`/`sudo` around it. */
   readonly assigned?: ReadonlyArray<string> | undefined
+  /** False when this command is not read-only (reasons then name it rather than another command of the line). */
+  readonly readOnly?: boolean | undefined
 }
 
 /**
@@ -36,6 +38,11 @@ export type PathStep =
       readonly chdir?: Template | undefined
       /** Why the wrapper's directory is not known (an `env` option the analyzer does not understand). */
       readonly chdirUnknown?: string | undefined
+      /**
+       * For the command `xargs` runs (its words hold the input's place): the command whose output is that input,
+       * after line filters (`find … | grep x | xargs wc -l` gives `find …`), and whether xargs splits it at blanks.
+       */
+      readonly input?: { readonly producer: ReadonlyArray<Template>; readonly split: boolean } | undefined
     }
   | { readonly _tag: "Redirect"; readonly operator: string; readonly target: Template }
 

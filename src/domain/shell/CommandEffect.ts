@@ -26,7 +26,9 @@ export const describeWords = (argv: ReadonlyArray<ArgWord>): CommandEffect => {
   const effect =
     "interpret" in command ? command.interpret(args, head.value) : TableInterpreter.interpret(command, args)
   if (effect === undefined) return unknown(argv, `${head.value} is not understood`)
-  return effect.known ? effect : { ...unknown(argv, effect.reason ?? `${head.value} is not understood`) }
+  if (effect.known) return effect
+  const guessed = unknown(argv, effect.reason ?? `${head.value} is not understood`)
+  return effect.implicitWrites === undefined ? guessed : { ...guessed, implicitWrites: effect.implicitWrites }
 }
 
 /**

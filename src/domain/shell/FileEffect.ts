@@ -54,6 +54,12 @@ export interface CommandEffect {
    */
   readonly implicitFiles?: ReadonlyArray<string> | undefined
   /**
+   * Files the command writes without any word naming them (`git config core.hooksPath x` and `git remote add` write
+   * `.git/config`): `~/` is the home directory, a relative path is from the command's directory. Kept even when the
+   * command is not understood (its operands are then guessed as well).
+   */
+  readonly implicitWrites?: ReadonlyArray<string> | undefined
+  /**
    * The command reads only the names and metadata of the paths its operands and implicit reads name (`ls`, `stat`,
    * `find`, `test -f`, `git status`): Read rules, which protect contents, do not apply to them.
    */
@@ -73,6 +79,11 @@ export interface Skips {
   readonly hidden: boolean
   /** Files its ignore rules (`.gitignore` in a git repository) exclude. */
   readonly ignored: boolean
+  /**
+   * Globs of which one must match a file for it to be reached (`rg -g '*.js'`, `find -name '*.js'`; see
+   * NameFilter.ts); absent when every file may be.
+   */
+  readonly only?: ReadonlyArray<string> | undefined
 }
 
 /** Every word that does not start with `-` (and `-` itself is stdin, not a file): the conservative guess. */

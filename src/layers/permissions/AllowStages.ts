@@ -95,7 +95,9 @@ export const allowRules: Stage = (call) => {
     const analysis = call.analysis
     if (analysis === undefined || analysis.commands.length === 0) return pass("allowRules", "the command is empty")
     const matched = analysis.commands.map((c) => [c, commandAllowRule(call, c)] as const)
-    const uncovered = matched.find(([, pr]) => pr === undefined)
+    // The reason names a command that asks: one not read-only before a read-only one (`find … | xargs rm`).
+    const uncovered =
+      matched.find(([c, pr]) => pr === undefined && c.readOnly === false) ?? matched.find(([, pr]) => pr === undefined)
     if (uncovered !== undefined) {
       const option = codeRunningOption(uncovered[0].argv)
       return pass(
@@ -171,7 +173,10 @@ export const readOnlyInside: Stage = (call) => {
   const outside = call.paths.find((p) => !inside(call, p))
   if (outside !== undefined) return pass("readOnly", `${outside.given} is outside the working directories`)
   const unknown = call.bash?.unresolved[0]
-  if (unknown !== undefined) return pass("readOnly", `${unknown.given} is only known at run time (${unknown.reason})`)
+  if (unknown !== undefined) {
+    const known = `${unknown.given} is only known at run time`
+    return pass("readOnly", unknown.reason.startsWith(known) ? unknown.reason : `${known} (${unknown.reason})`)
+  }
   return {
     step: "readOnly",
     outcome: "allow",

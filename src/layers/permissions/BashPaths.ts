@@ -84,14 +84,36 @@ export const prepareBash = (options: {
             if (p.tracked === true) {
               const dir = GitStored.nearestDirectory(p.forms[0] ?? p.given)
               if (!storedByDir.has(dir)) storedByDir.set(dir, GitStored.storedPaths(dir))
-              return { ...p, stored: storedByDir.get(dir) }
+              const stored = storedByDir.get(dir)
+              return { ...p, stored: p.listed === undefined ? stored : listedStored(p.listed, dir, stored) }
             }
             if (!p.recursive || writes || p.forms.length !== 1) return p
-            return { ...p, present: TreeReach.reachable(p.forms[0], p.skips, covered, budget) }
+            return {
+              ...p,
+              present: TreeReach.reachable(p.forms[0], p.skips, covered, budget, p.listed?.split === true)
+            }
           })
         : resolved.paths
     return { paths, check: { paths: checked, unresolved: resolved.unresolved, rules, changesTree: writes } }
   })
+
+/** A name xargs splits or unquotes: it may stand for other names (`a .env` gives `a` and `.env`). */
+const splits = /[\s'"\\]/
+
+/**
+ * What git stores, as names a lister prints for xargs: unknown when xargs would split one of them into other names,
+ * or when the names are relative to the repository's top and the command runs elsewhere.
+ */
+const listedStored = (
+  listed: ShellPaths.Listed,
+  dir: string,
+  stored: ReadonlyArray<string> | undefined
+): ReadonlyArray<string> | undefined => {
+  if (stored === undefined) return undefined
+  if (listed.split && stored.some((path) => splits.test(path))) return undefined
+  if (listed.fromTop && GitStored.topLevel(dir) !== dir) return undefined
+  return stored
+}
 
 /** True when the lower-cased path is above or below the rule's anchor (else no check can match). */
 const related = (rule: PathRule, form: string): boolean => {

@@ -8,7 +8,7 @@ import { Effect, Layer, Option, Ref } from "effect"
 import type { PermissionBehavior } from "../../domain/Permission.js"
 import * as PermissionRule from "../../domain/PermissionRule.js"
 import * as SessionMode from "../../domain/SessionMode.js"
-import { reader } from "../../services/LiveSettings.js"
+import { LiveSettings, reader } from "../../services/LiveSettings.js"
 import { PermissionPolicy } from "../../services/PermissionPolicy.js"
 import { Sandbox } from "../../services/Sandbox.js"
 import { Settings } from "../../services/Settings.js"
@@ -24,6 +24,7 @@ export const make = Effect.gen(function* () {
   const sandbox = Option.getOrUndefined(yield* Effect.serviceOption(Sandbox))
   // the rules now: live settings (a settings file edited mid-session) apply from the next decision
   const current = yield* reader
+  const live = yield* Effect.serviceOption(LiveSettings)
   const permissions = settings.permissions
   const mode = permissions.defaultMode
   return PermissionPolicy.of({
@@ -49,8 +50,11 @@ export const make = Effect.gen(function* () {
         })
         return runStages(call, request.hookDecision)
       }).pipe(Effect.provideService(FileSystem.FileSystem, fs)),
+    // the pool is assembled at every turn: a tool denied outright in live settings leaves it from the next turn
     isToolDenied: (tool) =>
-      permissions.deny.some((rule) => rule.content === undefined && PermissionRule.namesTool(rule.tool, tool))
+      (Option.isSome(live) ? live.value.latest().permissions : permissions).deny.some(
+        (rule) => rule.content === undefined && PermissionRule.namesTool(rule.tool, tool)
+      )
   })
 })
 

@@ -2,11 +2,14 @@
  * What a recursive read of a directory (`grep -r`, `rg`) can reach that a Read rule protects: the tree is walked
  * when the call is decided (breadth first, bounded), so a directory that merely *could* hold a protected name
  * (`Read(**\/.env)` and any directory) counts only when it does. A searcher that leaves out hidden files (`rg`)
- * is walked without them, and one that leaves out gitignored files has those removed as git says. Undefined when
+ * is walked without them, and one that leaves out gitignored files has those removed as git says; one given a name
+ * filter (`rg -g '*.js'`) reaches only the files the filter passes. For names xargs splits at blanks (`split`), a
+ * name holding a blank or a quote makes the answer unknown. Undefined when
  * the walk cannot tell: too many entries, or a symlinked directory (whose contents may be anywhere).
  */
 import * as Fs from "node:fs"
 import type { Skips } from "../../domain/shell/CommandEffect.js"
+import * as NameFilter from "../../domain/shell/NameFilter.js"
 import * as GitStored from "./GitStored.js"
 
 /** The most entries looked at for one call, over all its trees. */
@@ -25,7 +28,8 @@ export const reachable = (
   root: string,
   skips: Skips | undefined,
   wanted: (path: string) => boolean,
-  budget: Budget
+  budget: Budget,
+  split = false
 ): ReadonlyArray<string> | undefined => {
   const found: Array<string> = []
   let otherIgnores = false
@@ -35,7 +39,9 @@ export const reachable = (
   } catch {
     return []
   }
-  if (!info.isDirectory()) return wanted(root) ? [root] : []
+  const only = skips?.only
+  const passes = (path: string) => only === undefined || NameFilter.passes(only, path)
+  if (!info.isDirectory()) return wanted(root) && passes(root) ? [root] : []
   const queue = [root]
   while (queue.length > 0) {
     const dir = queue.shift()!
@@ -49,14 +55,18 @@ export const reachable = (
       if (--budget.left < 0) return undefined
       if (ignoreFiles.has(entry.name)) otherIgnores = true
       if (skips?.hidden === true && entry.name.startsWith(".")) continue
+      // Names xargs splits at blanks or unquotes may become any other name.
+      if (split && /[\s'"\\]/.test(entry.name)) return undefined
       const path = `${dir === "/" ? "" : dir}/${entry.name}`
       if (entry.isSymbolicLink()) {
         try {
           if (Fs.statSync(path).isDirectory()) return undefined
         } catch {}
       }
-      if (wanted(path)) found.push(path)
-      if (entry.isDirectory()) queue.push(path)
+      const directory = entry.isDirectory()
+      // Under a name filter, a directory is only walked: what is read are the files in it the filter passes.
+      if (wanted(path) && (only === undefined || (!directory && passes(path)))) found.push(path)
+      if (directory) queue.push(path)
     }
   }
   if (skips?.ignored !== true || otherIgnores || found.length === 0) return found

@@ -59,6 +59,8 @@ export const make = (options: WatchOptions, changes?: Stream.Stream<string>) =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
     const state = yield* Ref.make(stateOf(snapshotOf(yield* Settings)))
+    // a mirror of the state for synchronous readers, written only where the state is
+    let latest = (yield* Ref.get(state)).snapshot
     const hub = yield* PubSub.unbounded<SettingsEvent>()
     // the message of the refusal last warned about: a broken file saved again with the same fault is not re-warned
     const refused = yield* Ref.make(Option.none<string>())
@@ -75,6 +77,7 @@ export const make = (options: WatchOptions, changes?: Stream.Stream<string>) =>
       Effect.gen(function* () {
         yield* Ref.set(refused, Option.none())
         const before = yield* Ref.getAndSet(state, stateOf(snapshot))
+        latest = snapshot
         if (fingerprint(before.snapshot) === fingerprint(snapshot)) return
         yield* Effect.logInfo(`Settings reloaded after a change to ${file}: they apply from the next call`)
         yield* PubSub.publish(hub, { _tag: "Applied", file, sources: snapshot.sources })
@@ -145,6 +148,7 @@ export const make = (options: WatchOptions, changes?: Stream.Stream<string>) =>
     return {
       live: LiveSettings.of({
         current: Effect.map(Ref.get(state), (s) => s.snapshot),
+        latest: () => latest,
         subscribe: PubSub.subscribe(hub),
         reload
       }),

@@ -12,11 +12,13 @@ import * as CommandEffect from "../../domain/shell/CommandEffect.js"
 import { compile } from "../../domain/shell/CommandTable.js"
 import * as CommandTables from "../../domain/shell/CommandTables.js"
 import * as LinkFollowing from "../../domain/shell/LinkFollowing.js"
+import * as ListedNames from "../../domain/shell/ListedNames.js"
 import { pathSegments, type Segment, wordSegments } from "../../domain/shell/PathGlob.js"
 import * as PathLists from "../../domain/shell/PathLists.js"
 import * as Expansion from "../../domain/shell/ShellExpansion.js"
 import type { PathStep } from "../../services/ShellAnalyzer.js"
 import * as PathResolver from "./PathResolver.js"
+import { isInput } from "./XargsCommand.js"
 
 /**
  * What a command does to a path: reads its contents, reads only its name and metadata (`ls`, `stat`, `test -f`,
@@ -48,6 +50,16 @@ export interface BashPath {
   readonly guessed?: boolean | undefined
   /** The target of a file redirection (`> f`, `< f`). */
   readonly redirect?: boolean | undefined
+  /** Stands for the names a lister prints, which `xargs` hands to the command (see ListedNames.ts). */
+  readonly listed?: Listed | undefined
+}
+
+/** How the names a lister prints reach the command `xargs` runs. */
+export interface Listed {
+  /** xargs splits them at blanks and reads quotes: a name holding one may become other names. */
+  readonly split: boolean
+  /** They are relative to the repository's top (`git diff --name-only`), read from the command's directory. */
+  readonly fromTop: boolean
 }
 
 /** A path that cannot be known without running the line. */
@@ -169,7 +181,7 @@ export const resolve = (
     ) =>
       Effect.gen(function* () {
         const skips = extra?.skips
-        const key = `${access}${recursive ? "+" : ""}${tracked ? "t" : ""}${extra?.implicit === true ? "i" : ""}${extra?.guessed === true ? "g" : ""}${extra?.redirect === true ? "r" : ""}${follows === undefined ? "" : `>${follows.access}`}\0${raw}`
+        const key = `${access}${recursive ? "+" : ""}${tracked ? "t" : ""}${extra?.implicit === true ? "i" : ""}${extra?.guessed === true ? "g" : ""}${extra?.redirect === true ? "r" : ""}${extra?.listed === undefined ? "" : "l"}${follows === undefined ? "" : `>${follows.access}`}\0${raw}`
         if (glob === undefined && seen.has(key)) return
         seen.add(key)
         const normalized = Path.resolve(raw)
@@ -189,7 +201,8 @@ export const resolve = (
           ...(skips === undefined ? {} : { skips }),
           ...(extra?.implicit === true ? { implicit: true } : {}),
           ...(extra?.guessed === true ? { guessed: true } : {}),
-          ...(extra?.redirect === true ? { redirect: true } : {})
+          ...(extra?.redirect === true ? { redirect: true } : {}),
+          ...(extra?.listed === undefined ? {} : { listed: extra.listed })
         })
         // A tree walked through its links: what lies under it may be anywhere. Only a path known to be a regular
         // file is exempt (one that does not exist yet may be a directory by the time the command runs).
@@ -275,7 +288,7 @@ export const resolve = (
       }
       if (step.words.some((word) => /dotglob|GLOBIGNORE/.test(Expansion.display(word)))) dotglob = true
       const commandDirs = commandDirectories(step, dirs)
-      addCommand(step.words, commandDirs, addTemplate, env(commandDirs[0]))
+      addCommand(step.words, commandDirs, addTemplate, env(commandDirs[0]), step.input)
       const head = Expansion.plainText(step.words[0] ?? [])
       if (head === "cd" || head === "pushd") dirs = changeDirectory(step.words.slice(1), commandDirs, dirs)
     }
@@ -340,6 +353,7 @@ interface Extra {
   readonly implicit?: boolean | undefined
   readonly guessed?: boolean | undefined
   readonly redirect?: boolean | undefined
+  readonly listed?: Listed | undefined
 }
 
 type AddTemplate = (
@@ -378,7 +392,8 @@ const addCommand = (
   templates: ReadonlyArray<Expansion.Template>,
   dirs: ReadonlyArray<Directory>,
   add: AddTemplate,
-  env: Expansion.Environment
+  env: Expansion.Environment,
+  input?: Extract<PathStep, { _tag: "Command" }>["input"]
 ): void => {
   if (templates.length === 0) return
   // `command cp …` and `builtin cp …` run their operand: the paths are the operand's (`command -v NAME` names none)
@@ -411,6 +426,13 @@ const addCommand = (
   const operand = (o: CommandEffect.PathOperand, access: Access, recursiveRead: boolean, via?: Follows) => {
     const word = words[o.index]
     if (word === undefined) return
+    if (
+      input !== undefined &&
+      isInput(word.template) &&
+      access !== "write" &&
+      listedInput(input, dirs, access, add, env)
+    )
+      return
     const prefix = word.arg.value.slice(0, word.arg.value.length - o.value.length)
     const template = Expansion.dropPrefix(word.template, prefix) ?? [{ _tag: "Opaque", text: word.arg.value }]
     add(template, dirs, access, recursiveRead, via, access === "read" && tracked(o), {
@@ -439,11 +461,43 @@ const addCommand = (
     add([{ _tag: "Text", text: implicit, quoted: true }], dirs, readAccess(), true, walked("read"), tracked(), {
       skips: effect.skips
     })
+  for (const file of effect.implicitWrites ?? []) {
+    const text = file.startsWith("~/") ? `${env.home}/${file.slice(2)}` : file
+    add([{ _tag: "Text", text, quoted: true }], dirs, "write", false)
+  }
   for (const file of effect.implicitFiles ?? []) {
     const text = file.startsWith("~/") ? `${env.home}/${file.slice(2)}` : file
     add([{ _tag: "Text", text, quoted: true }], dirs, "read", false, undefined, false, { implicit: true })
   }
   if (!effect.known) addOptionValues(words, dirs, add)
+}
+
+/**
+ * The words `xargs` reads from a lister's output (see ListedNames.ts), as the paths under the lister's starting
+ * points, read with their contents (and only what git tracks when the lister lists that). False when the input is
+ * not a lister's: the words are then unknown.
+ */
+const listedInput = (
+  input: NonNullable<Extract<PathStep, { _tag: "Command" }>["input"]>,
+  dirs: ReadonlyArray<Directory>,
+  access: Access,
+  add: AddTemplate,
+  env: Expansion.Environment
+): boolean => {
+  const words = argWords(input.producer, env)
+  const listing = ListedNames.listing(words.map((w) => w.arg))
+  if (listing === undefined) return false
+  const listed: Listed = { split: input.split, fromTop: listing.fromTop }
+  const extra = { listed, ...(listing.skips === undefined ? {} : { skips: listing.skips }) }
+  const tracked = access === "read" && listing.tracked
+  if (listing.roots.length === 0)
+    add([{ _tag: "Text", text: ".", quoted: true }], dirs, access, true, undefined, tracked, extra)
+  for (const root of listing.roots) {
+    const word = words[root.index]
+    if (word === undefined) return false
+    add(word.template, dirs, access, true, undefined, tracked, extra)
+  }
+  return true
 }
 
 /**

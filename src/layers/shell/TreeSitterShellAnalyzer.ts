@@ -9,6 +9,7 @@ import type { Node } from "web-tree-sitter"
 import * as PermissionRule from "../../domain/PermissionRule.js"
 import { builtinOpacity, inertNodeTypes } from "../../domain/shell/Enumerability.js"
 import { hiddenAssignment } from "../../domain/shell/HiddenCode.js"
+import { isLineFilter } from "../../domain/shell/ListedNames.js"
 import * as ReadOnlyCommands from "../../domain/shell/ReadOnlyCommands.js"
 import { type PathStep, type ShellAnalysis, ShellAnalyzer, type SimpleCommand } from "../../services/ShellAnalyzer.js"
 import * as Vendored from "../platform/Vendored.js"
@@ -17,6 +18,7 @@ import { anything, type CodeForms, commandForms } from "./CommandForms.js"
 import { commandStep, redirectStep } from "./PathSteps.js"
 import { childrenOf, flattenWords, type Word, wordsOf } from "./ShellWords.js"
 import { analyzeWords } from "./ShellWrappers.js"
+import { xargsCommand } from "./XargsCommand.js"
 
 /** The tree-sitter runtime or the bash grammar could not be loaded. */
 export class ShellGrammarLoadError extends Schema.TaggedError<ShellGrammarLoadError>()("ShellGrammarLoadError", {
@@ -95,6 +97,8 @@ interface Found {
   readonly source: string
   /** What the line does to paths, in order. */
   readonly pathSteps: Array<PathStep>
+  /** The words (after wrappers) of each simple command met so far, by node id: what a pipeline feeds `xargs`. */
+  readonly argvOf: Map<number, ReadonlyArray<Word>>
   readOnly: boolean
 }
 
@@ -109,7 +113,42 @@ const toCommand = (
   return assigned.length > 0 ? { ...command, assigned } : command
 }
 
-const isReadOnly = (argv: ReadonlyArray<Word>): boolean => ReadOnlyCommands.isReadOnlyWords(argv)
+const isReadOnly = (argv: ReadonlyArray<Word>): boolean => {
+  // `xargs CMD`: read-only when CMD is, whatever words xargs adds.
+  const xargs = xargsCommand(argv)
+  return ReadOnlyCommands.isReadOnlyWords(xargs === undefined ? argv : xargs.words)
+}
+
+/**
+ * The command feeding an `xargs` in a pipeline (`find … | grep x | xargs wc -l` gives `find …`), skipping the line
+ * filters between them; undefined when the input comes from anything else.
+ */
+const producerOf = (node: Node, found: Found): ReadonlyArray<Word> | undefined => {
+  const pipeline = node.parent
+  if (pipeline?.type !== "pipeline") return undefined
+  const stages = childrenOf(pipeline).filter((child) => child.isNamed)
+  for (let at = stages.findIndex((stage) => stage.id === node.id) - 1; at >= 0; at--) {
+    const argv = stages[at].type === "command" ? found.argvOf.get(stages[at].id) : undefined
+    if (argv === undefined) return undefined
+    if (!isLineFilter(argv)) return argv
+  }
+  return undefined
+}
+
+/** The path step of a simple command: for `xargs CMD`, CMD's words with the input in place and where it comes from. */
+const stepOf = (node: Node, words: ReadonlyArray<Word>, argv: ReadonlyArray<Word>, found: Found): PathStep => {
+  const step = commandStep(words, argv)
+  const xargs = xargsCommand(argv)
+  if (xargs === undefined || step._tag !== "Command") return step
+  const producer = producerOf(node, found)
+  return {
+    ...step,
+    words: xargs.words.map((word) => word.template),
+    ...(producer === undefined
+      ? {}
+      : { input: { producer: producer.map((word) => word.template), split: xargs.split } })
+  }
+}
 
 const visitCommand = (node: Node, found: Found): void => {
   const assignments: Array<string> = []
@@ -138,8 +177,13 @@ const visitCommand = (node: Node, found: Found): void => {
     const words = wordsOf(group)
     const { argv, assignments: wrapped, dangers, forms } = analyzeWords(words, found.code)
     const assigned = [...found.exported, ...(at === 0 ? assignments : []), ...wrapped]
-    found.commands.push(toCommand(node, argv, forms, assigned))
-    found.pathSteps.push(commandStep(words, argv))
+    // Read-only only when every variable given to the command is on the allow rules' harmless list: an unknown one
+    // (`FOO=1 ls`, `MYTOOL_HOOK=… cat`) may change what the command runs or reads, and unknown means ask.
+    const unknownAssignment = !assigned.every(PermissionRule.isHarmlessAssignment)
+    const readOnly = !unknownAssignment && isReadOnly(argv)
+    found.commands.push({ ...toCommand(node, argv, forms, assigned), readOnly })
+    if (groups.length === 1) found.argvOf.set(node.id, argv)
+    found.pathSteps.push(groups.length === 1 ? stepOf(node, words, argv, found) : commandStep(words, argv))
     found.dangers.push(...dangers)
     const test = testCommandDanger(argv)
     if (test !== undefined) {
@@ -148,10 +192,7 @@ const visitCommand = (node: Node, found: Found): void => {
     }
     const opaque = builtinOpacity(argv)
     if (opaque !== undefined) found.opaque.push(opaque)
-    // Read-only only when every variable given to the command is on the allow rules' harmless list: an unknown one
-    // (`FOO=1 ls`, `MYTOOL_HOOK=… cat`) may change what the command runs or reads, and unknown means ask.
-    const unknownAssignment = !assigned.every(PermissionRule.isHarmlessAssignment)
-    if (unknownAssignment || !isReadOnly(argv)) found.readOnly = false
+    if (!readOnly) found.readOnly = false
   })
 }
 
@@ -310,6 +351,7 @@ const analyzeTree = (root: Node, source: string, code: CodeForms, inner: Readonl
     code,
     source,
     pathSteps: [],
+    argvOf: new Map(),
     readOnly: true
   }
   const parsed = !root.hasError

@@ -6,11 +6,14 @@
  * approval); a skill without them only adds instructions and loads without asking. `Skill(name)` deny and ask rules
  * apply as for any tool. See docs/tools.md.
  */
-import { Effect, Layer, Ref, Schema } from "effect"
+import * as Path from "node:path"
+import { FileSystem } from "@effect/platform"
+import { Duration, Effect, Layer, Option, Ref, Schema, Stream } from "effect"
 import { ToolFailure, ToolValidationError } from "../../domain/Errors.js"
 import type * as PermissionRule from "../../domain/PermissionRule.js"
 import * as Skill from "../../domain/Skill.js"
 import * as Tool from "../../domain/Tool.js"
+import { LiveSettings } from "../../services/LiveSettings.js"
 import { Settings } from "../../services/Settings.js"
 import { ToolRegistry } from "../../services/ToolRegistry.js"
 import * as Skills from "../agent/Skills.js"
@@ -102,18 +105,61 @@ const granter = (sessionRules: Ref.Ref<ReadonlyArray<PermissionRule.Rule>>, proj
 
 /**
  * Loads the session's skills (the project and the user's, see `Skills.load`), warns about each skill file it skips
- * (file and line), and registers the Skill tool when there is at least one skill.
+ * (file and line, once), and registers the Skill tool when there is at least one skill. When settings are live
+ * (a LiveSettings service), the skills folders that exist are watched as well: after an edit (and 100 ms of quiet)
+ * the skills are read again and the Skill tool replaced, so the next turn offers the new listing.
  */
 export const layer = Layer.scopedDiscard(
   Effect.gen(function* () {
     const settings = yield* Settings
     const registry = yield* ToolRegistry
-    const loaded = yield* Skills.load({ projectDir: settings.projectDir, home: settings.home })
-    for (const problem of loaded.problems) {
-      yield* Effect.logWarning(`skill skipped: ${Skill.problemText(problem)}`)
-    }
-    if (loaded.skills.length === 0) return
-    const tool = yield* make(loaded.skills, granter(settings.sessionRules, settings.projectDir))
-    yield* registry.registerScoped(tool)
+    const fs = yield* FileSystem.FileSystem
+    const locations = { projectDir: settings.projectDir, home: settings.home }
+    const grant = granter(settings.sessionRules, settings.projectDir)
+    const warned = new Set<string>()
+    // the skills the registered tool lists (as text, to compare), owned by this layer's fibers one reload at a time
+    let installed = { key: "[]", registered: false }
+    const install = (loaded: Skills.Loaded) =>
+      Effect.gen(function* () {
+        for (const problem of loaded.problems) {
+          const text = Skill.problemText(problem)
+          if (warned.has(text)) continue
+          warned.add(text)
+          yield* Effect.logWarning(`skill skipped: ${text}`)
+        }
+        const key = JSON.stringify(loaded.skills)
+        if (key === installed.key) return false
+        if (installed.registered) yield* registry.unregister(name)
+        const registered = loaded.skills.length > 0
+        if (registered) yield* registry.register(yield* make(loaded.skills, grant)).pipe(Effect.orDie)
+        installed = { key, registered }
+        return true
+      })
+    yield* install(yield* Skills.load(locations))
+    yield* Effect.addFinalizer(() => (installed.registered ? Effect.asVoid(registry.unregister(name)) : Effect.void))
+    if (Option.isNone(yield* Effect.serviceOption(LiveSettings))) return
+    const dirs = [Path.join(settings.home, ".claude", "skills"), Path.join(settings.projectDir, ".claude", "skills")]
+    const existing = yield* Effect.filter(dirs, (dir) =>
+      fs.stat(dir).pipe(
+        Effect.map((info) => info.type === "Directory"),
+        Effect.orElseSucceed(() => false)
+      )
+    )
+    if (existing.length === 0) return
+    yield* Stream.mergeAll(
+      existing.map((dir) => fs.watch(dir, { recursive: true }).pipe(Stream.catchAll(() => Stream.empty))),
+      { concurrency: "unbounded" }
+    ).pipe(
+      Stream.debounce(Duration.millis(100)),
+      Stream.runForEach(() =>
+        Effect.flatMap(Skills.load(locations), install).pipe(
+          Effect.flatMap((changed) =>
+            changed ? Effect.logInfo("Skills reloaded: the next turn offers the new listing") : Effect.void
+          )
+        )
+      ),
+      Effect.provideService(FileSystem.FileSystem, fs),
+      Effect.forkScoped
+    )
   })
 )

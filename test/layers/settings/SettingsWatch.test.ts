@@ -3,10 +3,14 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { NodeFileSystem } from "@effect/platform-node"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Layer, Logger, Option, Queue, Stream, TestClock } from "effect"
+import { Context, Effect, Layer, Logger, Option, Queue, Schema, Stream, TestClock } from "effect"
+import * as Tool from "../../../src/domain/Tool.js"
+import * as RulePermissionPolicy from "../../../src/layers/permissions/RulePermissionPolicy.js"
 import * as SettingsLoader from "../../../src/layers/settings/SettingsLoader.js"
 import * as SettingsWatch from "../../../src/layers/settings/SettingsWatch.js"
+import * as TreeSitterShellAnalyzer from "../../../src/layers/shell/TreeSitterShellAnalyzer.js"
 import { LiveSettings, type SettingsEvent } from "../../../src/services/LiveSettings.js"
+import { PermissionPolicy } from "../../../src/services/PermissionPolicy.js"
 import { ToolPolicies } from "../../../src/services/ToolPolicies.js"
 
 const root = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-live-settings-")))
@@ -161,5 +165,36 @@ describe("SettingsWatch (live settings)", () => {
         expect(yield* deniedBy(live)).toEqual(["Read"])
       })
     )
+  )
+
+  it.scoped("the rule policy's whole-tool deny (the pool's filter) follows the settings from the next turn", () =>
+    Effect.gen(function* () {
+      const p = project(denying())
+      const options = { projectDir: p.dir, home: Path.join(p.dir, "home") }
+      const context = yield* Layer.build(
+        RulePermissionPolicy.layer.pipe(
+          Layer.provideMerge(SettingsWatch.layer(options, Stream.never)),
+          Layer.provideMerge(Layer.merge(SettingsLoader.layer(options), TreeSitterShellAnalyzer.layer)),
+          Layer.provideMerge(NodeFileSystem.layer)
+        )
+      )
+      const policy = Context.get(context, PermissionPolicy)
+      const live = Context.get(context, LiveSettings)
+      const webFetch = yield* Tool.make({
+        name: "WebFetch",
+        description: "fetches",
+        input: Schema.Struct({}),
+        output: Schema.String,
+        call: () => Effect.succeed("page")
+      })
+      expect(policy.isToolDenied(webFetch)).toBe(false)
+      Fs.writeFileSync(p.file, denying("WebFetch"))
+      yield* live.reload(p.file)
+      expect(policy.isToolDenied(webFetch)).toBe(true)
+      // a broken edit leaves the deny in force
+      Fs.writeFileSync(p.file, "{")
+      yield* live.reload(p.file)
+      expect(policy.isToolDenied(webFetch)).toBe(true)
+    })
   )
 })

@@ -221,7 +221,8 @@ const writes: ReadonlyArray<string> = [
   "cp a b",
   "touch x",
   "rm x",
-  "xargs ls",
+  "xargs rm",
+  "xargs sort",
   "vim f"
 ]
 

@@ -109,7 +109,7 @@ const notReadOnly: ReadonlyArray<Case> = [
   ["git -c core.pager=evil log", ["git -c core.pager=evil log"], none, false],
   ["git log --output=x", ["git log --output=x"], none, false],
   ["git commit -m 'msg'", ["git commit -m msg"], none, false],
-  ["find . -name '*.ts' | xargs wc -l", ["find . -name *.ts", "xargs wc -l"], none, false],
+  ["find . -name '*.ts' | xargs sort", ["find . -name *.ts", "xargs sort"], none, false],
   ["bash script.sh", ["bash script.sh"], none, false],
   ["find . $EXTRA", ["find . $EXTRA"], none, false],
   ["sort -*", ["sort -*"], none, false]
@@ -121,6 +121,8 @@ const compound: ReadonlyArray<Case> = [
   ["ls && pwd || echo no", ["ls", "pwd", "echo no"], none, true],
   ["ls; pwd", ["ls", "pwd"], none, true],
   ["ls | grep x | wc -l", ["ls", "grep x", "wc -l"], none, true],
+  // xargs running a command that is read-only whatever words it gets (issue 29 item 5)
+  ["find . -name '*.ts' | xargs wc -l", ["find . -name *.ts", "xargs wc -l"], none, true],
   ["ls &", ["ls"], none, true],
   ["ls & rm -rf x", ["ls", "rm -rf x"], none, false],
   ["ls\npwd\n", ["ls", "pwd"], none, true],
@@ -337,9 +339,10 @@ layer(TreeSitterShellAnalyzer.layer)("TreeSitterShellAnalyzer", (it) => {
             ["timeout", "5", "grep", "-n", "a b", null],
             ["grep", "-n", "a b", null]
           ],
-          assigned: ["FOO"]
+          assigned: ["FOO"],
+          readOnly: false
         },
-        { text: "wc -l", argv: ["wc", "-l"], normalized: "wc -l", forms: [["wc", "-l"]] }
+        { text: "wc -l", argv: ["wc", "-l"], normalized: "wc -l", forms: [["wc", "-l"]], readOnly: true }
       ])
     })
   )

@@ -117,6 +117,28 @@ const leading = (args: ReadonlyArray<ArgWord>): number => {
 const startsExpression = (word: ArgWord): boolean =>
   word.literal && (word.value.startsWith("-") || word.value === "(" || word.value === "!")
 
+/**
+ * The names an expression lets through (`-name '*.js'`), when it is a plain conjunction: every `-name`/`-iname` not
+ * negated must hold. With an `-o`, a `,`, parentheses, or no such test, there is no filter (undefined).
+ */
+const nameFilter = (expression: ReadonlyArray<ArgWord>): ReadonlyArray<string> | undefined => {
+  const words = expression.map((word) => word.value)
+  const names: Array<string> = []
+  for (let at = 0; at < words.length; at++) {
+    const word = words[at]
+    if (word === "-o" || word === "-or" || word === "," || word === "(" || word === ")") return undefined
+    if ((word === "-name" || word === "-iname") && at + 1 < words.length) {
+      const negated = at > 0 && (words[at - 1] === "!" || words[at - 1] === "-not")
+      const value = expression[at + 1]
+      if (!value.literal || value.glob) return undefined
+      if (!negated) names.push(value.value)
+      at++
+    } else if (primaries.get(word) !== undefined || newer.test(word)) at++
+  }
+  // Every positive test must hold: the last one is as good a filter as any (each alone is a superset).
+  return names.length === 0 ? undefined : [names[names.length - 1]]
+}
+
 /** `find [-H|-L|-P] [-D opts] [-Olevel] [starting-point…] [expression]`. */
 export const find: CustomCommand = {
   interpret: (args) => {
@@ -130,6 +152,7 @@ export const find: CustomCommand = {
       reads.push({ index: at + 1, value: word.value })
       starts++
     }
+    const expression = args.slice(at)
     for (; at < args.length; at++) {
       const word = args[at]
       if (!word.literal || word.glob) return TableInterpreter.notKnown(`${word.value} may become a find primary`)
@@ -146,13 +169,15 @@ export const find: CustomCommand = {
       at++
     }
     // Every primary of the table tests names and metadata: find reads no file's contents.
+    const only = nameFilter(expression)
     return {
       known: true,
       readOnly: true,
       reads,
       writes: [],
       names: true,
-      ...(starts === 0 ? { implicitReads: ["."] } : {})
+      ...(starts === 0 ? { implicitReads: ["."] } : {}),
+      ...(only === undefined ? {} : { skips: { hidden: false, ignored: false, only } })
     }
   }
 }

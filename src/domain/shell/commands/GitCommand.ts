@@ -83,6 +83,28 @@ const chdir = (paths: ReadonlyArray<string>): string | undefined =>
     ? undefined
     : paths.reduce((base, path) => (path.startsWith("/") || base === "." ? path : `${base}/${path}`), ".")
 
+/** Subcommands that, in the forms that are not read-only, write the repository's configuration file. */
+const configWriters = new Set(["config", "remote", "submodule", "branch", "worktree"])
+
+/**
+ * The configuration files a git subcommand that is not read-only writes: `git config` the repository's
+ * `.git/config` (or `~/.gitconfig` with `--global`; `--file F` names its file as an operand), `git remote add`,
+ * `git submodule`, `git branch -u` and `git worktree add` the repository's `.git/config`.
+ */
+const configWrites = (
+  name: string,
+  args: ReadonlyArray<ArgWord>,
+  directory: string | undefined
+): ReadonlyArray<string> => {
+  if (!configWriters.has(name)) return []
+  const local = `${directory ?? "."}/.git/config`
+  if (name !== "config") return [local]
+  const values = args.map((word) => word.value)
+  if (values.some((value) => /^--gl/.test(value))) return ["~/.gitconfig", "~/.config/git/config"]
+  if (values.some((value) => /^--sy/.test(value))) return ["/etc/gitconfig"]
+  return [local]
+}
+
 /** `git [global options] SUBCOMMAND [arguments]`. */
 export const git: CustomCommand = {
   interpret: (args) => {
@@ -98,6 +120,9 @@ export const git: CustomCommand = {
       return TableInterpreter.notKnown("the git subcommand is only known when the shell runs")
     const effect = TableInterpreter.shift(interpretSubcommand(word.value, args.slice(at + 1)), at + 1)
     const directory = chdir(global.reads.map((read) => read.value))
+    const writes = effect.readOnly ? [] : configWrites(word.value, args.slice(at + 1), directory)
+    const implicitWrites = writes.length === 0 ? {} : { implicitWrites: writes }
+    if (!effect.known) return { ...effect, ...implicitWrites }
     // `REV:PATH` reads PATH as stored in the repository (relative to its top, or to here with `./`).
     const paths = effect.reads.map((read) => {
       const stored = /^[^:/]*:(.+)$/.exec(read.value)
@@ -116,7 +141,8 @@ export const git: CustomCommand = {
       // `-C DIR` only moves git there: a path of the command, not an option's file.
       reads: [...global.reads.map((read) => ({ index: read.index, value: read.value })), ...paths],
       ...(implicitReads === undefined ? {} : { implicitReads }),
-      ...(tracked ? { tracked } : {})
+      ...(tracked ? { tracked } : {}),
+      ...implicitWrites
     }
   }
 }

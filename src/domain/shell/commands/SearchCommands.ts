@@ -209,13 +209,25 @@ export const rg: CommandTable = {
   // `--files` lists the names rg would search.
   names: (view) => view.has("--files") && !view.has("--pre"),
   // rg leaves hidden and ignored files out unless -u (ignored), -uu (hidden too), --hidden, --no-ignore say
-  // otherwise; a glob (`-g`) overrides the ignore rules, so it counts as reading everything.
+  // otherwise. A positive glob (`-g '*.js'`) overrides those rules for the files it matches and leaves every other
+  // file out: the files searched are then those its globs pass, hidden or ignored or not. A negated glob (`!x`)
+  // only leaves files out.
   skips: (view) => {
     const unrestricted = view.options.filter((option) => option.name === "-u").length
-    const globs = view.has("-g") || view.has("--iglob")
+    const globs = view.options.filter((option) => option.name === "-g" || option.name === "--iglob")
+    const positive = globs.flatMap((option) =>
+      option.value === undefined || option.value.startsWith("!") ? [] : [option.value]
+    )
+    // A glob the shell may expand or change first is not known as written.
+    const unknownGlob = globs.some((option) => {
+      const word = option.valueIndex === undefined ? undefined : view.args[option.valueIndex]
+      return word === undefined || !word.literal || word.glob
+    })
+    if (positive.length > 0 && !unknownGlob) return { hidden: false, ignored: false, only: positive }
+    const overrides = unknownGlob || positive.length > 0
     return {
-      hidden: !(globs || unrestricted >= 2 || view.has("--hidden")),
-      ignored: !(globs || unrestricted >= 1 || view.has("--no-ignore") || view.has("--no-ignore-vcs"))
+      hidden: !(overrides || unrestricted >= 2 || view.has("--hidden")),
+      ignored: !(overrides || unrestricted >= 1 || view.has("--no-ignore") || view.has("--no-ignore-vcs"))
     }
   }
 }
