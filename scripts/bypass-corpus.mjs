@@ -11,6 +11,7 @@
  *
  *   node scripts/bypass-corpus.mjs [--cli bin/armature.mjs] [--mode default] [--only-scenarios] [--verbose]
  *
+ * A case is a command line for Bash, or `{ "tool": "Write", "input": {…} }` for another tool.
  * Prints one JSON line per command with --verbose, then a summary line; exits 1 when any expectation fails.
  * `--class TEXT` runs only the scenarios and classes whose name holds TEXT (and skips the main list). A class marked
  * `"open": true` holds escapes not fixed yet: its allowed attempts are counted as `openEscapes`, not as failures
@@ -69,8 +70,10 @@ const project = (permissions, setup = []) => {
 const main = project({ allow: ["Bash"], deny: ["Bash(rm:*)", "Bash(git push:*)", "Read(./secrets/**)"] })
 const dirs = [main.dir]
 
+// A case is a Bash command, or `{ "tool": "Write", "input": {…} }` for another tool.
 const check = ({ command, settings, dir, mode: caseMode }) =>
   new Promise((resolve) => {
+    const call = typeof command === "string" ? { tool: "Bash", input: { command } } : command
     execFile(
       process.execPath,
       [
@@ -78,9 +81,9 @@ const check = ({ command, settings, dir, mode: caseMode }) =>
         "permissions",
         "check",
         "--tool",
-        "Bash",
+        call.tool,
         "--input",
-        JSON.stringify({ command }),
+        JSON.stringify(call.input),
         "--settings",
         settings,
         "--permission-mode",
