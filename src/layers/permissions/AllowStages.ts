@@ -5,6 +5,7 @@
 import type { TraceStep } from "../../domain/Permission.js"
 import * as PermissionRule from "../../domain/PermissionRule.js"
 import { codeRunningOption } from "../../domain/shell/CodeOptions.js"
+import { isReadOnlyCommand } from "../../domain/shell/ReadOnlyCommands.js"
 import type { ShellAnalysis } from "../../services/ShellAnalyzer.js"
 import {
   inside,
@@ -21,6 +22,21 @@ const acceptEditsCommands: ReadonlySet<string> = new Set(["mkdir", "touch", "mv"
 
 const cleanCommand = (analysis: ShellAnalysis | undefined): analysis is ShellAnalysis =>
   analysis?.parsed === true && analysis.dangers.length === 0 && analysis.commands.length > 0
+
+/**
+ * A line whose only effect beyond reading is writing files through redirections (`echo x > notes.txt`,
+ * `sort a > b`): every program it can start is named and read-only with harmless variables, and its only dangers are
+ * output redirections. With every path it touches inside the working directories, it is an edit like Write's.
+ */
+const writesOnlyByRedirection = (analysis: ShellAnalysis | undefined): analysis is ShellAnalysis =>
+  analysis?.parsed === true &&
+  analysis.commands.length > 0 &&
+  (analysis.opaque ?? []).length === 0 &&
+  analysis.dangers.length > 0 &&
+  analysis.dangers.every((danger) => danger.startsWith("output redirection to ")) &&
+  analysis.commands.every(
+    (c) => (c.assigned ?? []).every(PermissionRule.isHarmlessAssignment) && isReadOnlyCommand(c.argv)
+  )
 
 /** Step 4: the permission mode (see docs/permissions.md). */
 export const mode: Stage = (call) => {
@@ -51,6 +67,14 @@ export const mode: Stage = (call) => {
           step: "mode",
           outcome: "allow",
           reason: "acceptEdits mode allows mkdir, touch, mv and cp inside the working directories"
+        }
+      }
+      if (call.tool.name === "Bash" && writesOnlyByRedirection(call.analysis) && allInside) {
+        return {
+          step: "mode",
+          outcome: "allow",
+          reason:
+            "acceptEdits mode allows a read-only command writing through redirections inside the working directories"
         }
       }
       return pass("mode", "acceptEdits mode: not an edit inside the working directories")

@@ -129,6 +129,16 @@ const cases: ReadonlyArray<readonly [string, Rules, PermissionBehavior]> = [
   ["touch newfile", acceptEdits, "allow"],
   ["cp README.md copy.md", acceptEdits, "allow"],
   ["mkdir -p src/new && touch src/new/a.ts", acceptEdits, "allow"],
+  // a read-only command writing through redirections inside the working directories is an edit, like Write
+  ["echo x > notes.txt", acceptEdits, "allow"],
+  ["sort README.md >> sorted.txt", acceptEdits, "allow"],
+  ["echo x > @E/notes.txt", acceptEdits, "ask"],
+  ["rm README.md > notes.txt", acceptEdits, "ask"],
+  ["echo x > .git/hooks/pre-commit", acceptEdits, "ask"],
+  ["echo x > $(cat f)", acceptEdits, "ask"],
+  ["LD_PRELOAD=./x.so echo x > notes.txt", acceptEdits, "ask"],
+  ["echo x > /dev/sda", acceptEdits, "ask"],
+  ["echo x > notes.txt", {}, "ask"],
   // Edit and Write deny rules apply to what Bash writes
   ["touch src/new.ts", { allow: ["Bash(touch:*)"], deny: ["Edit(./src/**)"] }, "deny"],
   ["echo hi > src/new.ts", { allow: ["Bash"], deny: ["Edit(./src/**)"] }, "deny"],
