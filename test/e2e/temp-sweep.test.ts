@@ -26,8 +26,11 @@ const killMidWrite = (cwd: string, target: string, size: number) =>
       stdio: ["pipe", "ignore", "ignore"]
     })
     let sawTemp = false
+    // killed once the temp file holds part of the content: mid-way, not before the first byte
     const watcher = Fs.watch(cwd, (_event, name) => {
       if (sawTemp || name === null || !isTemp(String(name))) return
+      const size = Fs.statSync(Path.join(cwd, String(name)), { throwIfNoEntry: false })?.size ?? 0
+      if (size === 0) return
       sawTemp = true
       child.kill("SIGKILL")
     })

@@ -13,6 +13,9 @@ describe("Argv.commandTable", () => {
   it("reads every command path and its flags from the commands", () => {
     expect([...table.flags.keys()].sort()).toEqual([
       "exec",
+      "mcp list",
+      "mcp login",
+      "mcp logout",
       "mcp serve",
       "permissions check",
       "resume",
@@ -37,6 +40,7 @@ describe("Argv.commandTable", () => {
     expect(table.flags.get("run")?.get("--durable")?.kind).toBe("boolean")
     expect(table.flags.get("resume")?.get("--database")?.kind).toBe("value")
     expect(table.flags.get("serve")?.get("--runner-port")?.kind).toBe("integer")
+    expect(table.flags.get("mcp login")?.get("--timeout")?.kind).toBe("integer")
   })
 })
 
