@@ -24,7 +24,9 @@ const blockIds = (events: ReadonlyArray<Record<string, unknown>>, type: "tool_us
       .map((b: { id?: string; tool_use_id?: string }) => String(type === "tool_use" ? b.id : b.tool_use_id))
   })
 
-const sessions = Array.from({ length: 9 }, (_, i) => `s${i}`)
+// Sessions are spread over the runners by their id's shard: 9 are submitted, then more (up to 24) until both
+// runners in namespaces hold one, so the test never depends on how 9 random ids happen to fall.
+const names = Array.from({ length: 24 }, (_, i) => `s${i}`)
 const callsPerSession = 3
 
 describe("armature serve across hosts", () => {
@@ -39,7 +41,7 @@ describe("armature serve across hosts", () => {
         // each turn k of a session asks for call k (chosen by the conversation's length, so a turn asked again gets
         // the same call); each call appends its name to calls.txt, then takes a while
         const lanes: Record<string, ReadonlyArray<MessagesServer.Reply>> = {}
-        for (const s of sessions) {
+        for (const s of names) {
           for (let k = 0; k < callsPerSession; k++) {
             const call = MessagesServer.message([
               {
@@ -102,13 +104,31 @@ describe("armature serve across hosts", () => {
         )
 
         const ids: Record<string, string> = {}
-        for (const s of sessions) {
-          const started = yield* post(`${local.url}/sessions`, { prompt: `Work for session ${s}` })
-          expect(started.status).toBe(201)
-          ids[s] = String(started.body.session_id)
-        }
+        const sessions: Array<string> = []
+        const submit = (s: string) =>
+          Effect.gen(function* () {
+            const started = yield* post(`${local.url}/sessions`, { prompt: `Work for session ${s}` })
+            expect(started.status).toBe(201)
+            ids[s] = String(started.body.session_id)
+            sessions.push(s)
+          })
         const runnerOf = (s: string) =>
           Effect.map(getJson(`${local.url}/sessions/${ids[s]}`), (r) => (r.body.runner as { pid: number }).pid)
+        for (const s of names.slice(0, 9)) yield* submit(s)
+        for (;;) {
+          // once taken up (no longer "starting"), a session's runner is the one that holds its shard
+          yield* until("every session to be taken up by a runner", () =>
+            Effect.runPromise(
+              Effect.forEach(sessions, (s) => getJson(`${local.url}/sessions/${ids[s]}`)).pipe(
+                Effect.map((all) => all.every((r) => r.body.state !== "starting"))
+              )
+            )
+          )
+          const held = yield* Effect.forEach(sessions, runnerOf)
+          if (held.includes(cut.child.pid ?? -1) && held.includes(killed.child.pid ?? -1)) break
+          if (sessions.length === names.length) throw new Error(`no session on a runner in a namespace: ${held}`)
+          yield* submit(names[sessions.length])
+        }
         // both remote runners run sessions with a call under way
         yield* until("each remote runner to run a call", () =>
           Effect.runPromise(Effect.forEach(sessions, (s) => Effect.map(runnerOf(s), (pid) => ({ s, pid })))).then(
