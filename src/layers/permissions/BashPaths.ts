@@ -72,9 +72,14 @@ export const prepareBash = (options: {
     // git is asked what it stores only when a Read rule could apply to what a git command prints.
     const storedByDir = new Map<string, ReadonlyArray<string> | undefined>()
     const readRules = rules.filter((r) => r.access === "read")
-    // A tree is walked only when nothing in the line writes first (a write may create what the walk would miss).
+    // A tree is walked only when nothing in the line writes into it, above it or somewhere unknown (such a write
+    // may create or move in what the walk would miss); `cp -r src out` writes only beside the tree it reads.
     const writes =
       resolved.paths.some((p) => p.access === "write") || resolved.unresolved.some((u) => u.access === "write")
+    const writtenForms = resolved.paths.filter((p) => p.access === "write").flatMap((p) => p.forms)
+    const unknownWrite = resolved.unresolved.some((u) => u.access === "write")
+    const within = (path: string, dir: string) => path === dir || path.startsWith(dir.endsWith("/") ? dir : `${dir}/`)
+    const writtenAround = (tree: string) => writtenForms.some((w) => within(w, tree) || within(tree, w))
     const budget: TreeReach.Budget = { left: TreeReach.maxEntries }
     const covered = (path: string) => readRules.some((rule) => covers(rule, path))
     const checked =
@@ -87,7 +92,7 @@ export const prepareBash = (options: {
               const stored = storedByDir.get(dir)
               return { ...p, stored: p.listed === undefined ? stored : listedStored(p.listed, dir, stored) }
             }
-            if (!p.recursive || writes || p.forms.length !== 1) return p
+            if (!p.recursive || unknownWrite || p.forms.length !== 1 || writtenAround(p.forms[0])) return p
             return {
               ...p,
               present: TreeReach.reachable(p.forms[0], p.skips, covered, budget, p.listed?.split === true)

@@ -126,6 +126,10 @@ const cases: ReadonlyArray<readonly [string, Rules, PermissionBehavior]> = [
     "unzip a.zip -d ."
   ].map((command) => [command, acceptEdits, "ask"] as const),
   ["cp -r src copy", acceptEdits, "allow"],
+  // a tree copied beside itself is walked (no .env in src): the write cannot add to what it reads
+  ["cp -r src copy", { mode: "acceptEdits", ask: ["Read(**/.env)"] }, "allow"],
+  ["cp -r src src/copy", { mode: "acceptEdits", ask: ["Read(**/.env)"] }, "ask"],
+  ["cp -r src $X", { mode: "acceptEdits", ask: ["Read(**/.env)"] }, "ask"],
   ["touch newfile", acceptEdits, "allow"],
   ["cp README.md copy.md", acceptEdits, "allow"],
   ["mkdir -p src/new && touch src/new/a.ts", acceptEdits, "allow"],
