@@ -38,7 +38,7 @@ const writesOnlyByRedirection = (analysis: ShellAnalysis | undefined): analysis 
     (c) => (c.assigned ?? []).every(PermissionRule.isHarmlessAssignment) && isReadOnlyCommand(c.argv)
   )
 
-/** Step 4: the permission mode (see docs/permissions.md). */
+/** The permission mode (see docs/permissions.md). */
 export const mode: Stage = (call) => {
   const name = call.tool.name
   switch (call.mode) {
@@ -103,7 +103,7 @@ export const commandAllowRule = (
   )
 }
 
-/** Step 5: allow rules (every part of the call must be covered) and the tool's own allow. */
+/** Allow rules (every part of the call must be covered) and the tool's own allow. */
 export const allowRules: Stage = (call) => {
   const allowed = (pr: PreparedRule): TraceStep => ({
     step: "allowRules",
@@ -188,7 +188,7 @@ export const allowRules: Stage = (call) => {
   return pass("allowRules", "no allow rule matches")
 }
 
-/** Step 6: read-only calls whose paths are all inside the working directories (not network or MCP calls). */
+/** Read-only calls whose paths are all inside the working directories (not network or MCP calls). */
 export const readOnlyInside: Stage = (call) => {
   if (!call.readOnly) return pass("readOnly", "the call is not read-only")
   if (call.target._tag === "Url" || call.tool.category === "network" || call.tool.category === "mcp") {

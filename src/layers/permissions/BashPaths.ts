@@ -194,7 +194,7 @@ const allowNamesLine = (call: Prepared): boolean => {
   return analysis.commands.every((command) => commandAllowRule(call, command)?.rule.content !== undefined)
 }
 
-/** Step 3b': Bash paths against Read (reads) and Edit/Write (writes) deny and ask rules. */
+/** Bash paths against Read (reads) and Edit/Write (writes) deny and ask rules. */
 export const bashPathRules: Stage = (call) => {
   const check = call.bash
   if (check === undefined) return { step: "bashPaths", outcome: "skip", reason: "not a Bash command" }

@@ -1,5 +1,5 @@
 /**
- * Step 3c: code the Bash deny and ask rules cannot see. A command that runs code written in another language on its
+ * Code the Bash deny and ask rules cannot see. A command that runs code written in another language on its
  * command line (`python3 -c`, `perl -e`, `node --eval`, `awk 'BEGIN{system(…)}'`, `sed 'e …'`, `gdb -ex`), reads it
  * from stdin, or names a program through a variable (`PAGER=…`) may do what a deny rule forbids without the rule
  * ever seeing a denied word. When such rules exist (Bash deny or ask rules, or Read/Edit/Write rules that Bash paths
@@ -122,7 +122,7 @@ export const findHiddenCode = (call: Prepared): { readonly command: string; read
   return writtenThenRun(call) ?? runAfterUnknownWrite(call)
 }
 
-/** Step 3c: asks for a command whose code the deny and ask rules cannot see, when such rules exist. */
+/** Asks for a command whose code the deny and ask rules cannot see, when such rules exist. */
 export const hiddenCodeStage: Stage = (call) => {
   if (call.target._tag !== "Command") return { step: "hiddenCode", outcome: "skip", reason: "not a shell command" }
   const rule = blindRule(call)

@@ -13,7 +13,7 @@ import { contentAsk, contentDeny, toolCheck, wholeToolAsk, wholeToolDeny } from 
 import { safetyPaths } from "./SafetyPaths.js"
 import { sandboxEscape, sandboxed } from "./SandboxStages.js"
 
-/** Step 7: nothing allowed the call: ask, with the most useful reason found on the way. */
+/** Nothing allowed the call: ask, with the most useful reason found on the way. */
 export const fallbackAsk = (call: Prepared, trace: ReadonlyArray<TraceStep>): TraceStep => {
   const analysis = call.analysis
   if (analysis !== undefined && (!analysis.parsed || analysis.dangers.length > 0)) {

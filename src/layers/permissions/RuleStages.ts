@@ -50,7 +50,7 @@ const contentHit = (pr: PreparedRule, call: Prepared): string | undefined => {
   }
 }
 
-/** Step 1: a deny rule for the whole tool. */
+/** A deny rule for the whole tool. */
 export const wholeToolDeny: Stage = (call) => {
   const hit = wholeToolRestriction(call.deny, call.tool)
   return hit === undefined
@@ -64,7 +64,7 @@ export const wholeToolDeny: Stage = (call) => {
       }
 }
 
-/** Step 2: an ask rule for the whole tool. */
+/** An ask rule for the whole tool. */
 export const wholeToolAsk: Stage = (call) => {
   const hit = wholeToolRestriction(call.ask, call.tool)
   return hit === undefined
@@ -78,7 +78,7 @@ export const wholeToolAsk: Stage = (call) => {
       }
 }
 
-/** Step 3a: content-level deny rules (any part of the call matched denies it). */
+/** Content-level deny rules (any part of the call matched denies it). */
 export const contentDeny: Stage = (call) => {
   for (const pr of call.deny) {
     const hit = contentHit(pr, call)
@@ -95,7 +95,7 @@ export const contentDeny: Stage = (call) => {
   return pass("contentDeny", "no content-level deny rule matches")
 }
 
-/** Step 3b: content-level ask rules. */
+/** Content-level ask rules. */
 export const contentAsk: Stage = (call) => {
   for (const pr of call.ask) {
     const hit = contentHit(pr, call)
@@ -112,7 +112,7 @@ export const contentAsk: Stage = (call) => {
   return pass("contentAsk", "no content-level ask rule matches")
 }
 
-/** Step 3d: the tool's own `checkPermissions`; its deny and ask decide, its allow is applied at step 5. */
+/** The tool's own `checkPermissions`; its deny and ask decide, its allow is applied with the allow rules. */
 export const toolCheck: Stage = (call) => {
   const opinion = call.opinion
   if (opinion.behavior === "deny" || opinion.behavior === "ask") {

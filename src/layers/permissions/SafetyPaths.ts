@@ -72,7 +72,7 @@ export const copiesTrees = (analysis: ShellAnalysis | undefined): boolean =>
     })
   )
 
-/** Step 3c: writes to protected paths (ProtectedPaths), and file tools writing devices, always ask. */
+/** Writes to protected paths (ProtectedPaths), and file tools writing devices, always ask. */
 export const safetyPaths: Stage = (call) => {
   const writes = call.writes
   if (writes && call.target._tag === "Command") {
