@@ -8,13 +8,18 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import * as MessagesServer from "../fixtures/MessagesServer.js"
 import * as Postgres from "../fixtures/Postgres.js"
-import { authorization, getJson, getText, post, startRunner, until } from "../fixtures/ServeRunner.js"
+import {
+  authorization,
+  blockIds,
+  eventLines,
+  getJson,
+  getText,
+  post,
+  startRunner,
+  until
+} from "../fixtures/ServeRunner.js"
 
-const lines = (text: string): ReadonlyArray<Record<string, unknown>> =>
-  text
-    .split("\n")
-    .filter((l) => l !== "")
-    .map((l) => JSON.parse(l) as Record<string, unknown>)
+const lines = eventLines
 
 const bash = (id: string, command: string): MessagesServer.ScriptBlock => ({
   type: "tool_use",
@@ -22,16 +27,6 @@ const bash = (id: string, command: string): MessagesServer.ScriptBlock => ({
   name: "Bash",
   input: { command }
 })
-
-/** The ids of the blocks of type `type` (`tool_use`: their id, `tool_result`: their tool_use_id) in event lines. */
-const blockIds = (events: ReadonlyArray<Record<string, unknown>>, type: "tool_use" | "tool_result") =>
-  events.flatMap((e) => {
-    const content = (e.message as { content?: unknown } | undefined)?.content
-    if (!Array.isArray(content)) return []
-    return content
-      .filter((b: { type?: string }) => b.type === type)
-      .map((b: { id?: string; tool_use_id?: string }) => String(type === "tool_use" ? b.id : b.tool_use_id))
-  })
 
 /** Lets a process blocked reading the fifo go (if one still reads it). */
 const release = (fifo: string) => {

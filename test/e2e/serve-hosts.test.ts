@@ -7,22 +7,9 @@ import { crashedText } from "../../src/layers/durable/DurableSession.js"
 import * as MessagesServer from "../fixtures/MessagesServer.js"
 import * as NetNamespaces from "../fixtures/NetNamespaces.js"
 import * as Postgres from "../fixtures/Postgres.js"
-import { getJson, getText, post, startRunner, until } from "../fixtures/ServeRunner.js"
+import { blockIds, eventLines, getJson, getText, post, startRunner, until } from "../fixtures/ServeRunner.js"
 
-const lines = (text: string): ReadonlyArray<Record<string, unknown>> =>
-  text
-    .split("\n")
-    .filter((l) => l !== "")
-    .map((l) => JSON.parse(l) as Record<string, unknown>)
-
-const blockIds = (events: ReadonlyArray<Record<string, unknown>>, type: "tool_use" | "tool_result") =>
-  events.flatMap((e) => {
-    const content = (e.message as { content?: unknown } | undefined)?.content
-    if (!Array.isArray(content)) return []
-    return content
-      .filter((b: { type?: string }) => b.type === type)
-      .map((b: { id?: string; tool_use_id?: string }) => String(type === "tool_use" ? b.id : b.tool_use_id))
-  })
+const lines = eventLines
 
 // Sessions are spread over the runners by their id's shard: 9 are submitted, then more (up to 24) until both
 // runners in namespaces hold one, so the test never depends on how 9 random ids happen to fall.
