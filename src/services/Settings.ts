@@ -24,6 +24,11 @@ export class Settings extends Context.Tag("armature/Settings")<
     readonly projectDir: string
     /** Rules added during the session ("always" approvals); the policy consults them on every decision. */
     readonly sessionRules: Ref.Ref<ReadonlyArray<PermissionRule.Rule>>
+    /**
+     * What reading the files found worth a warning (an unknown key, with the key it was likely meant as), already
+     * logged once; live settings warn again only about problems that were not there before.
+     */
+    readonly warnings?: ReadonlyArray<string> | undefined
   }
 >() {}
 

@@ -8,74 +8,97 @@ const bin = Path.resolve(import.meta.dirname, "../../bin/armature.mjs")
 
 const sleep = (id: string) => `${JSON.stringify({ type: "tool_use", id, name: "Sleep", input: { duration_ms: 1 } })}\n`
 
-describe("live settings (armature exec reading stdin)", () => {
-  it("an edit of .claude/settings.json during the run decides the next line; a broken edit keeps the last good settings and warns once", async () => {
-    const cwd = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-live-")))
-    const settings = Path.join(cwd, ".claude", "settings.json")
-    Fs.mkdirSync(Path.dirname(settings))
-    Fs.mkdirSync(Path.join(cwd, "home"))
-    Fs.writeFileSync(settings, JSON.stringify({ permissions: { deny: [] } }))
-    const child = spawn(process.execPath, [bin, "exec", "-", "--output", "stream-json"], {
-      cwd,
-      env: { ...process.env, ARMATURE_STATE_DIR: Path.join(cwd, ".state"), HOME: Path.join(cwd, "home") },
-      stdio: ["pipe", "pipe", "pipe"]
-    })
-    const results = new Map<string, { content: string; is_error: boolean }>()
-    let stdout = ""
-    let stderr = ""
-    const waiters: Array<() => void> = []
-    const wake = () => {
-      for (const w of waiters.splice(0)) w()
-    }
-    child.stdout.on("data", (chunk: Buffer) => {
-      stdout += chunk.toString()
-      const lines = stdout.split("\n")
-      stdout = lines.pop() ?? ""
-      for (const line of lines) {
-        const parsed = JSON.parse(line) as Record<string, unknown>
-        if (parsed.type === "tool_result") {
-          results.set(String(parsed.tool_use_id), {
-            content: String(parsed.content),
-            is_error: parsed.is_error === true
-          })
-        }
+/** A project directory with `.claude/` and an empty `home/`, removed by `remove`. */
+const project = () => {
+  const cwd = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-live-")))
+  Fs.mkdirSync(Path.join(cwd, ".claude"))
+  Fs.mkdirSync(Path.join(cwd, "home"))
+  return {
+    cwd,
+    settings: Path.join(cwd, ".claude", "settings.json"),
+    remove: () => Fs.rmSync(cwd, { recursive: true, force: true })
+  }
+}
+
+/**
+ * `armature exec - --output stream-json` in `cwd`, fed line by line: each tool result as it is printed, and
+ * waits on what stdout and stderr say (no sleeps: every wait is for a line the process prints).
+ */
+const execSession = (cwd: string, args: ReadonlyArray<string> = []) => {
+  const child = spawn(process.execPath, [bin, "exec", "-", "--output", "stream-json", ...args], {
+    cwd,
+    env: { ...process.env, ARMATURE_STATE_DIR: Path.join(cwd, ".state"), HOME: Path.join(cwd, "home") },
+    stdio: ["pipe", "pipe", "pipe"]
+  })
+  const results = new Map<string, { content: string; is_error: boolean }>()
+  let stdout = ""
+  let stderr = ""
+  const waiters: Array<() => void> = []
+  const wake = () => {
+    for (const w of waiters.splice(0)) w()
+  }
+  child.stdout.on("data", (chunk: Buffer) => {
+    stdout += chunk.toString()
+    const lines = stdout.split("\n")
+    stdout = lines.pop() ?? ""
+    for (const line of lines) {
+      const parsed = JSON.parse(line) as Record<string, unknown>
+      if (parsed.type === "tool_result") {
+        results.set(String(parsed.tool_use_id), { content: String(parsed.content), is_error: parsed.is_error === true })
       }
-      wake()
+    }
+    wake()
+  })
+  child.stderr.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString()
+    wake()
+  })
+  const done = new Promise<number>((resolve) => child.on("close", (code) => resolve(code ?? -1)))
+  const until = (predicate: () => boolean): Promise<void> =>
+    new Promise((resolve) => {
+      const check = () => (predicate() ? resolve() : waiters.push(check))
+      check()
     })
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString()
-      wake()
-    })
-    const done = new Promise<number>((resolve) => child.on("close", (code) => resolve(code ?? -1)))
-    const until = (predicate: () => boolean): Promise<void> =>
-      new Promise((resolve) => {
-        const check = () => (predicate() ? resolve() : waiters.push(check))
-        check()
-      })
-    const count = (text: string) => stderr.split(text).length - 1
-    const resultOf = async (id: string) => {
+  return {
+    send: (line: string) => child.stdin.write(line),
+    end: (line: string) => child.stdin.end(line),
+    until,
+    done,
+    stderr: () => stderr,
+    /** How many times stderr says `text`. */
+    count: (text: string) => stderr.split(text).length - 1,
+    resultOf: async (id: string) => {
       await until(() => results.has(id))
       return results.get(id)!
-    }
+    },
+    kill: () => child.kill("SIGKILL")
+  }
+}
+
+describe("live settings (armature exec reading stdin)", () => {
+  it("an edit of .claude/settings.json during the run decides the next line; a broken edit keeps the last good settings and warns once", async () => {
+    const { cwd, settings, remove } = project()
+    Fs.writeFileSync(settings, JSON.stringify({ permissions: { deny: [] } }))
+    const exec = execSession(cwd)
     try {
-      child.stdin.write(sleep("a"))
-      expect(await resultOf("a")).toEqual({ content: "Slept for 1 ms", is_error: false })
+      exec.send(sleep("a"))
+      expect(await exec.resultOf("a")).toEqual({ content: "Slept for 1 ms", is_error: false })
 
       Fs.writeFileSync(settings, JSON.stringify({ permissions: { deny: ["Sleep"] } }))
-      await until(() => count("Settings reloaded after a change to") === 1)
-      expect(stderr).toContain(`Settings reloaded after a change to ${settings}`)
-      child.stdin.write(sleep("b"))
-      expect(await resultOf("b")).toEqual({
+      await exec.until(() => exec.count("Settings reloaded after a change to") === 1)
+      expect(exec.stderr()).toContain(`Settings reloaded after a change to ${settings}`)
+      exec.send(sleep("b"))
+      expect(await exec.resultOf("b")).toEqual({
         content: `<tool_use_error>Permission to use Sleep has been denied by rule Sleep in .claude/settings.json.</tool_use_error>`,
         is_error: true
       })
 
       // a half-written file: refused with a warning naming the file and line; the deny rule stays in force
       Fs.writeFileSync(settings, '{"permissions": {\n  "deny": [')
-      await until(() => stderr.includes("Invalid settings file"))
-      expect(stderr).toContain(`Invalid settings file ${settings}:2:12: the JSON ends too early`)
-      child.stdin.write(sleep("c"))
-      expect((await resultOf("c")).content).toContain("denied by rule Sleep")
+      await exec.until(() => exec.stderr().includes("Invalid settings file"))
+      expect(exec.stderr()).toContain(`Invalid settings file ${settings}:2:12: the JSON ends too early`)
+      exec.send(sleep("c"))
+      expect((await exec.resultOf("c")).content).toContain("denied by rule Sleep")
 
       // hooks are live too: a PreToolUse hook added now blocks the next call
       Fs.writeFileSync(
@@ -88,16 +111,56 @@ describe("live settings (armature exec reading stdin)", () => {
           }
         })
       )
-      await until(() => count("Settings reloaded after a change to") === 2)
-      child.stdin.end(sleep("d"))
-      const d = await resultOf("d")
+      await exec.until(() => exec.count("Settings reloaded after a change to") === 2)
+      exec.end(sleep("d"))
+      const d = await exec.resultOf("d")
       expect(d.is_error).toBe(true)
       expect(d.content).toContain("held by the new hook")
-      expect(await done).toBe(0)
-      expect(count("Invalid settings file")).toBe(1)
+      expect(await exec.done).toBe(0)
+      expect(exec.count("Invalid settings file")).toBe(1)
     } finally {
-      child.kill("SIGKILL")
-      Fs.rmSync(cwd, { recursive: true, force: true })
+      exec.kill()
+      remove()
+    }
+  }, 120_000)
+
+  it("an unknown key is warned about once while it stays, through reloads that change other keys; fixed and brought back, once more", async () => {
+    const { cwd, settings, remove } = project()
+    const write = (deny: ReadonlyArray<string>, misspelt: boolean) =>
+      Fs.writeFileSync(
+        settings,
+        JSON.stringify({ permissions: { deny }, ...(misspelt ? { modle: "claude-sonnet-4-5" } : {}) })
+      )
+    const warning = `settings file ${settings}: unknown key "modle" is ignored (did you mean "model"?)`
+    write([], true)
+    const exec = execSession(cwd)
+    const reloads = (n: number) => exec.until(() => exec.count("Settings reloaded after a change to") === n)
+    try {
+      exec.send(sleep("a"))
+      await exec.resultOf("a")
+      expect(exec.count(warning)).toBe(1)
+      // each edit changes the rules (so each reload is seen) and keeps the misspelt key
+      write(["Sleep"], true)
+      await reloads(1)
+      write([], true)
+      await reloads(2)
+      write(["Sleep"], true)
+      await reloads(3)
+      exec.send(sleep("b"))
+      expect((await exec.resultOf("b")).content).toContain("denied by rule Sleep")
+      expect(exec.count(warning)).toBe(1)
+      // fixed: nothing to say; brought back: a new occurrence, said once
+      write([], false)
+      await reloads(4)
+      write(["Sleep"], true)
+      await reloads(5)
+      exec.end(sleep("c"))
+      await exec.resultOf("c")
+      expect(await exec.done).toBe(0)
+      expect(exec.count(warning)).toBe(2)
+    } finally {
+      exec.kill()
+      remove()
     }
   }, 120_000)
 })

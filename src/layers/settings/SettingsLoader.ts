@@ -60,7 +60,7 @@ export const parseSettingSources = (
 /** The home directory: `$HOME`, else the OS's. */
 export const defaultHome = (): string => process.env.HOME ?? Os.homedir()
 
-const readSource = (file: string, root: string, base: string, required: boolean) =>
+const readSource = (file: string, root: string, base: string, required: boolean, warnings: Array<string>) =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
     const text = yield* fs.readFileString(file).pipe(
@@ -74,7 +74,7 @@ const readSource = (file: string, root: string, base: string, required: boolean)
     if (Option.isNone(text)) return Option.none<SettingsDomain.Source>()
     const settings = yield* SettingsDomain.decode(file, text.value)
     // a misspelt key would be ignored without a word: each unknown one is named, with the key it was likely meant as
-    for (const key of SettingsKeys.unknownKeys(settings)) yield* Effect.logWarning(SettingsKeys.warning(file, key))
+    for (const key of SettingsKeys.unknownKeys(settings)) warnings.push(SettingsKeys.warning(file, key))
     return Option.some<SettingsDomain.Source>({ name: file, root, base, settings })
   })
 
@@ -109,7 +109,8 @@ export const sourceFiles = (
 
 /**
  * Reads and merges every source; missing standard files are skipped (a missing `--settings` file fails), malformed ones
- * fail naming the file and JSON path.
+ * fail naming the file and JSON path. What deserves a warning (unknown keys) is returned as `warnings`, not logged:
+ * the caller decides which it has already said.
  */
 export const load = (options: LoadOptions) =>
   Effect.gen(function* () {
@@ -117,8 +118,9 @@ export const load = (options: LoadOptions) =>
     const projectDir = Path.resolve(options.projectDir)
     const files = sourceFiles(options)
     const sources: Array<SettingsDomain.Source> = []
+    const warnings: Array<string> = []
     for (const [file, root, base, required] of files) {
-      const source = yield* readSource(file, root, base, required)
+      const source = yield* readSource(file, root, base, required, warnings)
       if (Option.isSome(source)) sources.push(source.value)
     }
     const allowed = (options.allowedTools ?? []).flatMap(PermissionRule.splitRuleList)
@@ -129,13 +131,14 @@ export const load = (options: LoadOptions) =>
       sources.push(flagSource("--permission-mode", projectDir, { defaultMode: options.permissionMode }))
     }
     const merged = yield* SettingsDomain.merge(sources)
-    return { merged, home, projectDir }
+    return { merged, home, projectDir, warnings: warnings as ReadonlyArray<string> }
   })
 
 /** Makes the Settings service from files and flags. */
 export const make = (options: LoadOptions) =>
   Effect.gen(function* () {
-    const { home, merged, projectDir } = yield* load(options)
+    const { home, merged, projectDir, warnings } = yield* load(options)
+    for (const warning of warnings) yield* Effect.logWarning(warning)
     return Settings.of({
       permissions: merged.permissions,
       hooks: merged.hooks,
@@ -143,7 +146,8 @@ export const make = (options: LoadOptions) =>
       sources: merged.sources,
       home,
       projectDir,
-      sessionRules: yield* Ref.make<ReadonlyArray<PermissionRule.Rule>>([])
+      sessionRules: yield* Ref.make<ReadonlyArray<PermissionRule.Rule>>([]),
+      warnings
     })
   })
 

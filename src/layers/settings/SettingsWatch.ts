@@ -64,6 +64,14 @@ export const make = (options: WatchOptions, changes?: Stream.Stream<string>) =>
     const hub = yield* PubSub.unbounded<SettingsEvent>()
     // the message of the refusal last warned about: a broken file saved again with the same fault is not re-warned
     const refused = yield* Ref.make(Option.none<string>())
+    // the warnings of the last good reading (an unknown key): each is said when it appears, not at every reload
+    // while it stays; fixed and brought back, it is said again
+    const warned = yield* Ref.make<ReadonlySet<string>>(new Set((yield* Settings).warnings ?? []))
+    const warnNew = (warnings: ReadonlyArray<string>) =>
+      Effect.gen(function* () {
+        const before = yield* Ref.getAndSet(warned, new Set(warnings))
+        for (const warning of new Set(warnings)) if (!before.has(warning)) yield* Effect.logWarning(warning)
+      })
 
     const refuse = (error: SettingsDomain.SettingsError) =>
       Effect.gen(function* () {
@@ -88,13 +96,16 @@ export const make = (options: WatchOptions, changes?: Stream.Stream<string>) =>
         Effect.provideService(FileSystem.FileSystem, fs),
         Effect.matchEffect({
           onFailure: refuse,
-          onSuccess: ({ merged }) =>
-            apply(file, {
-              permissions: merged.permissions,
-              hooks: merged.hooks,
-              settings: merged.settings,
-              sources: merged.sources
-            })
+          onSuccess: ({ merged, warnings }) =>
+            Effect.zipRight(
+              warnNew(warnings),
+              apply(file, {
+                permissions: merged.permissions,
+                hooks: merged.hooks,
+                settings: merged.settings,
+                sources: merged.sources
+              })
+            )
         })
       )
 

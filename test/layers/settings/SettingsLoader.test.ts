@@ -127,31 +127,40 @@ layer(NodeFileSystem.layer)("SettingsLoader", (it) => {
     })
   )
 
-  it.effect("a misspelt key is named in one warning with the key it was meant as; Claude Code's keys are not", () =>
-    Effect.gen(function* () {
-      const t = tree({
-        "proj/.claude/settings.json": JSON.stringify({
-          permisions: { allow: ["Read"] },
-          permissions: { defaultMod: "plan", allow: [] },
-          env: { A: "1" },
-          includeCoAuthoredBy: false,
-          colour: "red"
+  it.effect(
+    "a misspelt key is named in one warning with the key it was meant as; Claude Code's keys are not (load returns the warnings, make logs them)",
+    () =>
+      Effect.gen(function* () {
+        const t = tree({
+          "proj/.claude/settings.json": JSON.stringify({
+            permisions: { allow: ["Read"] },
+            permissions: { defaultMod: "plan", allow: [] },
+            env: { A: "1" },
+            includeCoAuthoredBy: false,
+            colour: "red"
+          })
         })
+        const warnings: Array<string> = []
+        const logger = Logger.make(({ logLevel, message }) => {
+          if (logLevel._tag === "Warning") warnings.push(String(Array.isArray(message) ? message[0] : message))
+        })
+        const quiet = yield* SettingsLoader.load({ home: t.home, projectDir: t.project }).pipe(
+          Effect.provide(Logger.replace(Logger.defaultLogger, logger))
+        )
+        expect(warnings).toEqual([])
+        const settings = yield* SettingsLoader.make({ home: t.home, projectDir: t.project }).pipe(
+          Effect.provide(Logger.replace(Logger.defaultLogger, logger))
+        )
+        const file = `${t.project}/.claude/settings.json`
+        const expected = [
+          `settings file ${file}: unknown key "permisions" is ignored (did you mean "permissions"?)`,
+          `settings file ${file}: unknown key "colour" is ignored`,
+          `settings file ${file}: unknown key "permissions.defaultMod" is ignored (did you mean "permissions.defaultMode"?)`
+        ]
+        expect(warnings).toEqual(expected)
+        expect(quiet.warnings).toEqual(expected)
+        expect(settings.warnings).toEqual(expected)
       })
-      const warnings: Array<string> = []
-      const logger = Logger.make(({ logLevel, message }) => {
-        if (logLevel._tag === "Warning") warnings.push(String(Array.isArray(message) ? message[0] : message))
-      })
-      yield* SettingsLoader.load({ home: t.home, projectDir: t.project }).pipe(
-        Effect.provide(Logger.replace(Logger.defaultLogger, logger))
-      )
-      const file = `${t.project}/.claude/settings.json`
-      expect(warnings).toEqual([
-        `settings file ${file}: unknown key "permisions" is ignored (did you mean "permissions"?)`,
-        `settings file ${file}: unknown key "colour" is ignored`,
-        `settings file ${file}: unknown key "permissions.defaultMod" is ignored (did you mean "permissions.defaultMode"?)`
-      ])
-    })
   )
 
   describe("malformed files are typed errors naming the file", () => {
