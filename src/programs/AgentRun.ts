@@ -9,8 +9,8 @@ import { InvalidInputError } from "../domain/Errors.js"
 import type { ExecutorEvent } from "../domain/ExecutorEvent.js"
 import type { PermissionDecision } from "../domain/Permission.js"
 import * as WebSearch from "../domain/WebSearch.js"
-import * as AgentDefinitions from "../layers/agent/AgentDefinitions.js"
 import * as AgentLoop from "../layers/agent/AgentLoop.js"
+import * as LiveAgents from "../layers/agent/LiveAgents.js"
 import * as CallLog from "../layers/observability/CallLog.js"
 import {
   type AssistantContent,
@@ -300,7 +300,9 @@ export const runAgent = (args: RunArgs, audit: Audit.Audit = Audit.make(), drivi
     const settings = yield* Settings
     yield* ToolLoading.preload(args.toolLoading, args.prompt)
     const session = yield* Session
-    const definitions = yield* AgentDefinitions.load({ projectDir: session.projectDir, home: process.env.HOME })
+    // followed while the run lasts: an agent added, changed or removed is offered from the next turn
+    const agents = yield* LiveAgents.follow({ projectDir: session.projectDir, home: process.env.HOME })
+    const definitions = yield* agents
     const webSearch = yield* webSearchOffer
     if (webSearch.note !== undefined) yield* Console.error(`[${webSearch.note}]`)
     const result = yield* AgentLoop.run({
@@ -316,7 +318,7 @@ export const runAgent = (args: RunArgs, audit: Audit.Audit = Audit.make(), drivi
       onModelEvent: (event) => Effect.zipRight(record.onModelEvent(event), modelPrinter(args.output, memory)(event)),
       onExecutorEvent: (event) =>
         Effect.zipRight(record.onExecutorEvent(event), executorPrinter(args.output, memory)(event)),
-      agents: { definitions },
+      agents: { definitions, current: agents },
       serverTools: webSearch.tool === undefined ? [] : [webSearch.tool],
       compaction: {
         threshold: Option.getOrElse(args.compactThreshold, () => settings.settings.autoCompactThreshold)
@@ -335,7 +337,7 @@ export const runAgent = (args: RunArgs, audit: Audit.Audit = Audit.make(), drivi
     }
     if (result.is_error && driving.exitCode !== false) process.exitCode = 1
     return result
-  })
+  }).pipe(Effect.scoped)
 
 /** The retry policy of `--max-retries` (none: the default policy). */
 export const retryOf = (maxRetries: Option.Option<number>): RetryPolicy | undefined =>

@@ -137,6 +137,11 @@ export interface SubagentRun {
 export interface AgentsOptions {
   /** The sub-agent types (see `AgentDefinitions.load` and `AgentDefinition.generalPurpose`). */
   readonly definitions: ReadonlyArray<AgentDefinition>
+  /**
+   * The sub-agent types now, read at the start of each turn (definitions that follow their files: see
+   * `LiveAgents.follow`); when given, it replaces `definitions`, and the Agent tool is made again when they change.
+   */
+  readonly current?: Effect.Effect<ReadonlyArray<AgentDefinition>> | undefined
   /** How deep sub-agents nest: 1 (the default) gives sub-agents no Agent tool; 2 lets them launch one level more. */
   readonly maxDepth?: number | undefined
   /** Model requests of one sub-agent at most (default: the run's `maxTurns`). */

@@ -95,7 +95,10 @@ export const blocked = (outcome: HookOutcome): Option.Option<string> =>
  */
 export const make = Effect.fn("AgentLoop.makeContext")(function* (
   options: RunOptions,
-  agentTool?: (run: RunContext) => Effect.Effect<Tool.Any | undefined>
+  agentTool?: (
+    run: RunContext,
+    definitions: ReadonlyArray<AgentDefinition.AgentDefinition>
+  ) => Effect.Effect<Tool.Any | undefined>
 ) {
   const session = yield* Session
   const registry = yield* ToolRegistry
@@ -176,13 +179,31 @@ export const make = Effect.fn("AgentLoop.makeContext")(function* (
   const allows = (name: string) =>
     subagent === undefined || AgentDefinition.allowsTool(subagent.definition, name, nesting)
   let agent: Tool.Any | undefined
+  // the definitions the Agent tool was made over: with live definitions it is made again at the turn after a change
+  let agentDefinitions: ReadonlyArray<AgentDefinition.AgentDefinition> | undefined
   const offeredAgent = () =>
     agent !== undefined && allows(agent.name) && !policy.isToolDenied(agent) ? agent : undefined
-  const pool = Effect.map(registry.pool({ isDenied: policy.isToolDenied }), (tools) => {
-    const own = tools.filter((tool) => tool.name !== "Agent" && allows(tool.name))
-    const extra = offeredAgent()
-    return extra === undefined ? own : [extra, ...own]
+  const refreshAgent = Effect.suspend(() => {
+    const live = options.agents?.current
+    if (agentTool === undefined || live === undefined) return Effect.void
+    return Effect.flatMap(live, (definitions) =>
+      definitions === agentDefinitions
+        ? Effect.void
+        : Effect.map(agentTool(context, definitions), (tool) => {
+            agentDefinitions = definitions
+            agent = tool
+          })
+    )
   })
+  // read at the start of each turn: the tools array of the request, and the tools its calls are looked up in
+  const pool = Effect.zipRight(
+    refreshAgent,
+    Effect.map(registry.pool({ isDenied: policy.isToolDenied }), (tools) => {
+      const own = tools.filter((tool) => tool.name !== "Agent" && allows(tool.name))
+      const extra = offeredAgent()
+      return extra === undefined ? own : [extra, ...own]
+    })
+  )
   const lookup = (name: string) => {
     const extra = offeredAgent()
     if (extra !== undefined && name === extra.name) return Effect.succeed(Option.some(extra))
@@ -221,6 +242,10 @@ export const make = Effect.fn("AgentLoop.makeContext")(function* (
     runHook,
     finish
   }
-  if (agentTool !== undefined) agent = yield* agentTool(context)
+  if (agentTool !== undefined) {
+    agentDefinitions =
+      options.agents?.current === undefined ? options.agents?.definitions : yield* options.agents.current
+    agent = yield* agentTool(context, agentDefinitions ?? [])
+  }
   return context
 })

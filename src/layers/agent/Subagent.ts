@@ -248,7 +248,7 @@ const noTranscript = Transcript.of({ path: "", previous: [], append: () => Effec
 /** The Agent tool of a run, when the run offers sub-agents. */
 export const agentTool =
   <R>(loop: Loop<R>, services: Context.Context<R>) =>
-  (run: RunContext) =>
-    run.options.agents === undefined || run.options.agents.definitions.length === 0
+  (run: RunContext, definitions: ReadonlyArray<AgentDefinition.AgentDefinition>) =>
+    run.options.agents === undefined || definitions.length === 0
       ? Effect.succeed(undefined)
-      : Effect.orDie(Agent.make(run.options.agents.definitions, spawner(run, loop, services)))
+      : Effect.orDie(Agent.make(definitions, spawner(run, loop, services)))

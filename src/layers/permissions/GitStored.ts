@@ -3,11 +3,13 @@
  * history reachable from any ref or reflog entry. A gitignored `.env` that was never committed is in neither, so
  * `git diff`, `git show` or `git grep` cannot print it. Asked of git itself when a call is decided, bounded in time
  * and size; any failure (not a repository, git missing, too slow, too large) gives `undefined`, and the caller then
- * treats every path under the repository as printable.
+ * treats every path under the repository as printable. Answers are kept for the life of the process and reused
+ * while git's inputs are unchanged (see GitStamps): an agent's session asks about the same repository all day.
  */
 import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
+import * as GitStamps from "./GitStamps.js"
 
 /** The most bytes of names one query may return before the answer counts as unknown. */
 const maxBuffer = 16 * 1024 * 1024
@@ -41,11 +43,31 @@ const git = (cwd: string, args: ReadonlyArray<string>): string | undefined => {
   }
 }
 
-/** The repository's top directory for a directory, or undefined when it is not in one. */
-export const topLevel = (dir: string): string | undefined => {
-  const out = git(dir, ["rev-parse", "--show-toplevel"])
-  return out === undefined || out.trim() === "" ? undefined : out.trim()
+/** Where a repository is: its top directory and its git directories (own and common), as git says. */
+interface Location {
+  readonly top: string
+  readonly gitDirs: ReadonlyArray<string>
 }
+
+const locations = new Map<string, { readonly stamp: string; readonly location: Location | undefined }>()
+
+/** The repository holding a directory, or undefined when it is not in one (kept while discovery's stamp holds). */
+const locate = (dir: string): Location | undefined => {
+  const stamp = GitStamps.discovery(dir)
+  const kept = locations.get(dir)
+  if (kept !== undefined && kept.stamp === stamp) return kept.location
+  const out = git(dir, ["rev-parse", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"])
+  const [top, gitDir, common] = (out ?? "").split("\n").map((line) => line.trim())
+  const location =
+    top === undefined || top === "" || gitDir === undefined || gitDir === "" || common === undefined || common === ""
+      ? undefined
+      : { top, gitDirs: [gitDir, Path.resolve(dir, common)] }
+  locations.set(dir, { stamp, location })
+  return location
+}
+
+/** The repository's top directory for a directory, or undefined when it is not in one. */
+export const topLevel = (dir: string): string | undefined => locate(dir)?.top
 
 /** The nearest directory that exists at or above a path (a pathspec such as `*.pem` names no file). */
 export const nearestDirectory = (path: string): string => {
@@ -65,8 +87,19 @@ export const nearestDirectory = (path: string): string => {
  * history; undefined when git cannot tell.
  */
 export const storedPaths = (path: string): ReadonlyArray<string> | undefined => {
-  const top = topLevel(nearestDirectory(path))
-  if (top === undefined) return undefined
+  const location = locate(nearestDirectory(path))
+  if (location === undefined) return undefined
+  const stamp = GitStamps.content(location.gitDirs)
+  const kept = stored.get(location.top)
+  if (stamp !== undefined && kept !== undefined && kept.stamp === stamp) return kept.paths
+  const paths = askStored(location.top)
+  if (stamp !== undefined) stored.set(location.top, { stamp, paths })
+  return paths
+}
+
+const stored = new Map<string, { readonly stamp: string; readonly paths: ReadonlyArray<string> | undefined }>()
+
+const askStored = (top: string): ReadonlyArray<string> | undefined => {
   const index = git(top, ["ls-files", "-z", "--cached"])
   if (index === undefined) return undefined
   // An empty repository has no history: `git log` fails, and the index is all git stores.

@@ -13,6 +13,7 @@ import { PermissionPolicy } from "../../services/PermissionPolicy.js"
 import { Sandbox } from "../../services/Sandbox.js"
 import { Settings } from "../../services/Settings.js"
 import { analysisOf, ShellAnalyzer } from "../../services/ShellAnalyzer.js"
+import * as DecisionFileSystem from "./DecisionFileSystem.js"
 import { runStages } from "./Pipeline.js"
 import { prepare } from "./Prepare.js"
 
@@ -20,7 +21,7 @@ import { prepare } from "./Prepare.js"
 export const make = Effect.gen(function* () {
   const settings = yield* Settings
   const analyzer = yield* ShellAnalyzer
-  const fs = yield* FileSystem.FileSystem
+  const fs = DecisionFileSystem.of(yield* FileSystem.FileSystem)
   const sandbox = Option.getOrUndefined(yield* Effect.serviceOption(Sandbox))
   // the rules now: live settings (a settings file edited mid-session) apply from the next decision
   const current = yield* reader
