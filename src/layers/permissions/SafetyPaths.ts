@@ -97,6 +97,15 @@ export const safetyPaths: Stage = (call) => {
       }
     }
   }
+  // A write under what an earlier command of the line may have replaced: where it lands is only known at run time.
+  const changed = call.bash?.afterChange[0]
+  if (writes && changed !== undefined) {
+    return {
+      step: "safetyPaths",
+      outcome: "ask",
+      reason: `The command writes ${changed.given} after ${changed.by} earlier on the line may have replaced what it names (a link into .git/ or another protected path): it always needs approval`
+    }
+  }
   const tree = call.trees
   if (writes && tree !== undefined) {
     return {
