@@ -5,7 +5,6 @@
  */
 import { Cause } from "effect"
 import type { ResultContentBlock, ToolResultContent } from "./Blocks.js"
-import type { ToolFailure } from "./Errors.js"
 import type * as Tool from "./Tool.js"
 
 /** A finished call. */
@@ -74,10 +73,6 @@ export const cancelledOutcome = (content: string, cause: CancelCause): Outcome =
   ...errorOutcome(content),
   cancelled: cause
 })
-
-/** The text of a tool's expected failure: its message, then stderr, then stdout. */
-export const failureText = (failure: ToolFailure): string =>
-  [failure.message, failure.stderr, failure.stdout].filter((s) => s !== undefined && s !== "").join("\n")
 
 /** The text of an unexpected defect. */
 export const defectText = (cause: Cause.Cause<unknown>): string => {

@@ -1,11 +1,22 @@
 /**
- * The tool protocol (docs/library.md, "Define a tool"): a tool is described by Schemas and built with fail-closed
- * defaults.
+ * The tool protocol (docs/library.md, "Define a tool"): a tool is described by Schemas (input, output, failure) and
+ * built with fail-closed defaults. Its `call` is an `Effect<O, E, R>`: `E` is described by the failure Schema, `R` are
+ * the services it needs, provided once by the layer that registers it (ToolRegistryLive.register, `provide`).
  */
-import { Data, Duration, Effect, JSONSchema, Option, type Schema, SchemaAST } from "effect"
+import {
+  Context,
+  Data,
+  Duration,
+  Effect,
+  Either,
+  JSONSchema,
+  Option,
+  ParseResult,
+  type Schema,
+  SchemaAST
+} from "effect"
 import type { ResultContentBlock, ToolResultContent } from "./Blocks.js"
-import type { ToolFailure, ToolValidationError } from "./Errors.js"
-import { ToolSchemaError } from "./Errors.js"
+import { ToolFailure, ToolSchemaError, type ToolValidationError } from "./Errors.js"
 import { type PermissionMode, type PermissionOpinion, passthrough } from "./Permission.js"
 import type * as ToolPolicy from "./ToolPolicy.js"
 import * as ToolVersion from "./ToolVersion.js"
@@ -91,8 +102,11 @@ export const withModifier = <A>(output: A, modifier: ContextModifier): WithModif
 /** True when a call returned a `WithModifier`. */
 export const isWithModifier = (u: unknown): u is WithModifier<unknown> => u instanceof WithModifier
 
-/** A tool definition with every field filled in. */
-export interface Tool<I, O> {
+/**
+ * A tool definition with every field filled in. `E` is what `call` fails with (described by `failure`), `R` the
+ * services `call` needs; the registry holds only tools whose `R` has been provided (`Any`).
+ */
+export interface Tool<I, O, E = ToolFailure, R = never> {
   readonly name: string
   /** The version, for a tool registered as `name@version` (docs/tools.md, "Tool versions"). */
   readonly version?: string | undefined
@@ -100,6 +114,13 @@ export interface Tool<I, O> {
   readonly description: string
   readonly input: Schema.Schema<I, unknown>
   readonly output: Schema.Schema<O, unknown>
+  /**
+   * The Schema of what `call` fails with (`E`, checked against `call` in the Definition); the model sees a failure's
+   * `message`, else its encoded form (`failureText`). Typed loosely here so that a tool that cannot fail (`E` never)
+   * is still an `Any`.
+   */
+  // biome-ignore lint/suspicious/noExplicitAny: Schema is invariant in its type; see above
+  readonly failure: Schema.Schema<any, unknown>
   readonly progress: Option.Option<Schema.Schema<unknown, unknown>>
   readonly source: Source
   readonly isEnabled: () => boolean
@@ -126,15 +147,43 @@ export interface Tool<I, O> {
   readonly resources: (input: I) => ReadonlyArray<Resource>
   /** The main argument shown in summaries (e.g. Bash's command). */
   readonly summarize: (input: I) => string
-  readonly call: (input: I, ctx: ToolContext) => Effect.Effect<O | WithModifier<O>, ToolFailure>
+  readonly call: (input: I, ctx: ToolContext) => Effect.Effect<O | WithModifier<O>, E, R>
   readonly toResult: (output: O) => ToolResultContent
   /** The JSON Schema of `input`, computed once when the tool is made. */
   readonly inputJsonSchema: JsonObjectSchema
 }
 
-/** Any tool, whatever its input and output types. */
+/** Any tool whose requirements are provided, whatever its input, output and failure types: what the registry holds. */
 // biome-ignore lint/suspicious/noExplicitAny: tools of every input type share one registry
-export type Any = Tool<any, any>
+export type Any = Tool<any, any, any, never>
+
+/** Any tool, its requirements provided or not. */
+// biome-ignore lint/suspicious/noExplicitAny: tools of every type
+export type AnyWithRequirements = Tool<any, any, any, any>
+
+/** The services a tool's `call` needs. */
+// biome-ignore lint/suspicious/noExplicitAny: matches any tool
+export type Requirements<T> = T extends Tool<any, any, any, infer R> ? R : never
+
+/**
+ * A tool whose `call` runs with `context` added to the context it is called in: how the registering layer provides
+ * a tool's requirements once, when it is built.
+ */
+export const provide = <I, O, E, R>(tool: Tool<I, O, E, R>, context: Context.Context<R>): Tool<I, O, E, never> => {
+  const call = tool.call
+  // Calls of one executor usually run in the same context: the merge is remembered for the last one seen, so that
+  // providing costs a comparison per call rather than a copy of both contexts.
+  let lastOuter: Context.Context<never> | undefined
+  let lastMerged: Context.Context<never> = context as Context.Context<never>
+  const merged = (outer: Context.Context<never>): Context.Context<R> => {
+    if (outer !== lastOuter) {
+      lastMerged = Context.merge(outer, context)
+      lastOuter = outer
+    }
+    return lastMerged as Context.Context<R>
+  }
+  return { ...tool, call: (input, ctx) => Effect.mapInputContext(call(input, ctx), merged) }
+}
 
 /** The JSON Schema object sent to the API as `input_schema`. */
 export interface JsonObjectSchema {
@@ -145,8 +194,21 @@ export interface JsonObjectSchema {
   readonly [key: string]: unknown
 }
 
-/** What a tool author writes: the required fields and any overrides of the fail-closed defaults. */
-export interface Definition<I, O, IE = unknown, OE = unknown, PA = unknown, PE = unknown> {
+/**
+ * What a tool author writes: the required fields and any overrides of the fail-closed defaults. `call` may fail with
+ * any `E` described by `failure` (default: ToolFailure) and may need services `R` (provided by the registering layer).
+ */
+export interface Definition<
+  I,
+  O,
+  IE = unknown,
+  OE = unknown,
+  PA = unknown,
+  PE = unknown,
+  E = ToolFailure,
+  FE = unknown,
+  R = never
+> {
   /** The name the model calls; `name@version` (e.g. `Deploy@2.1.0`) makes this one version of `name`. */
   readonly name: string
   /** The version, when not given in the name. */
@@ -155,6 +217,11 @@ export interface Definition<I, O, IE = unknown, OE = unknown, PA = unknown, PE =
   readonly description: string
   readonly input: Schema.Schema<I, IE>
   readonly output: Schema.Schema<O, OE>
+  /**
+   * The Schema of what `call` fails with: a tagged error, or a `Schema.Union` of them. Default ToolFailure. The model
+   * sees the failure's `message`, else its encoded form.
+   */
+  readonly failure?: Schema.Schema<E, FE>
   readonly progress?: Schema.Schema<PA, PE>
   readonly source?: Source
   readonly isEnabled?: () => boolean
@@ -176,7 +243,7 @@ export interface Definition<I, O, IE = unknown, OE = unknown, PA = unknown, PE =
   readonly checkPermissions?: (input: I, ctx: ToolContext) => Effect.Effect<PermissionOpinion>
   readonly resources?: (input: I) => ReadonlyArray<Resource>
   readonly summarize?: (input: I) => string
-  readonly call: (input: I, ctx: ToolContext) => Effect.Effect<O | WithModifier<O>, ToolFailure>
+  readonly call: (input: I, ctx: ToolContext) => Effect.Effect<O | WithModifier<O>, E, R>
   readonly toResult?: (output: O) => ToolResultContent
 }
 
@@ -241,9 +308,19 @@ export const jsonSchemaOf = (
  * (writable, not concurrency-safe, not destructive, needs permission). Fails when the input Schema has no
  * JSON Schema form, naming the tool.
  */
-export const make = <I, O, IE = unknown, OE = unknown, PA = unknown, PE = unknown>(
-  def: Definition<I, O, IE, OE, PA, PE>
-): Effect.Effect<Tool<I, O>, ToolSchemaError> =>
+export const make = <
+  I,
+  O,
+  IE = unknown,
+  OE = unknown,
+  PA = unknown,
+  PE = unknown,
+  E = ToolFailure,
+  FE = unknown,
+  R = never
+>(
+  def: Definition<I, O, IE, OE, PA, PE, E, FE, R>
+): Effect.Effect<Tool<I, O, E, R>, ToolSchemaError> =>
   Effect.map(jsonSchemaOf(def.name, def.input as Schema.Schema.AnyNoContext), (inputJsonSchema) => ({
     name: ToolVersion.parse(def.name).name,
     version: ToolVersion.parse(def.name).version ?? def.version,
@@ -251,6 +328,7 @@ export const make = <I, O, IE = unknown, OE = unknown, PA = unknown, PE = unknow
     description: def.description,
     input: def.input as unknown as Schema.Schema<I, unknown>,
     output: def.output as unknown as Schema.Schema<O, unknown>,
+    failure: (def.failure ?? ToolFailure) as Schema.Schema<unknown, unknown>,
     progress: Option.fromNullable(def.progress as unknown as Schema.Schema<unknown, unknown> | undefined),
     source: def.source ?? (def.name.startsWith("mcp__") ? "mcp" : "builtin"),
     isEnabled: def.isEnabled ?? (() => true),
@@ -275,6 +353,28 @@ export const make = <I, O, IE = unknown, OE = unknown, PA = unknown, PE = unknow
     toResult: def.toResult ?? defaultToResult,
     inputJsonSchema
   }))
+
+const nonEmptyString = (u: unknown): u is string => typeof u === "string" && u !== ""
+
+/**
+ * The text the model sees for a failure of a tool's `call`: its `message` (then `stderr`, then `stdout`, as a
+ * ToolFailure carries them), else its form encoded by the tool's failure Schema, else its string form.
+ */
+export const failureText = (tool: AnyWithRequirements, failure: unknown): string => {
+  if (typeof failure === "object" && failure !== null) {
+    const { message, stderr, stdout } = failure as { message?: unknown; stderr?: unknown; stdout?: unknown }
+    if (nonEmptyString(message)) return [message, stderr, stdout].filter(nonEmptyString).join("\n")
+  }
+  const encoded = ParseResult.encodeUnknownEither(tool.failure as Schema.Schema<unknown, unknown>)(failure)
+  if (Either.isRight(encoded)) {
+    return typeof encoded.right === "string" ? encoded.right : JSON.stringify(encoded.right)
+  }
+  return String(failure)
+}
+
+/** Whether a failure is marked transient (a failure of the way to the tool, not of the tool; ToolPolicy retries). */
+export const isTransient = (failure: unknown): boolean =>
+  typeof failure === "object" && failure !== null && (failure as { transient?: unknown }).transient === true
 
 /** The `validate` of a tool that declares none: accepts every input (the executor skips it). */
 export const noValidation = (_input: unknown, _ctx: ToolContext): Effect.Effect<void, ToolValidationError> =>

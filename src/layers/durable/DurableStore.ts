@@ -152,7 +152,11 @@ export const runnerLayer = (
     runnerHealthCheckInterval: "2 seconds",
     // a stopping runner gives its running sessions this long before it cuts them and lets their shards go: a
     // session's call is not waited for (it gets the crash result where the session goes on), so the shards move soon
-    entityTerminationTimeout: "2 seconds"
+    entityTerminationTimeout: "2 seconds",
+    // a session's workflow entity (its mailbox, scope and what the finished execution left referenced) is let go this
+    // long after its last message, not the cluster's default minute: a busy runner no longer carries the last
+    // minute's sessions. A session waiting for a follow-up prompt is suspended and stored; the prompt wakes it.
+    entityMaxIdleTime: "5 seconds"
   })
   const storage = Layer.merge(SqlMessageStorage.layer, Layer.orDie(SqlRunnerStorage.layer)).pipe(
     Layer.provide(sharding)

@@ -9,19 +9,10 @@
 import { Cause, Duration, Effect, Either, Exit, FiberId, Option, Ref } from "effect"
 import type { ToolResultContent } from "../../domain/Blocks.js"
 import { decode } from "../../domain/CallInput.js"
-import type { ToolFailure } from "../../domain/Errors.js"
 import type { PolicyNote, ToolCall } from "../../domain/ExecutorEvent.js"
 import type { HookEvent, HookInput, HookOutcome } from "../../domain/Hook.js"
 import { type HookSession, toolHookInput } from "../../domain/HookInputs.js"
-import {
-  appendText,
-  defectText,
-  errorOutcome,
-  failureText,
-  isEmptyContent,
-  type Outcome,
-  refused
-} from "../../domain/Outcome.js"
+import { appendText, defectText, errorOutcome, isEmptyContent, type Outcome, refused } from "../../domain/Outcome.js"
 import type { PermissionDecision } from "../../domain/Permission.js"
 import { resourcesOf } from "../../domain/Resources.js"
 import { effectiveMode } from "../../domain/SessionMode.js"
@@ -178,7 +169,7 @@ export type Invocation =
   | { readonly _tag: "Cached"; readonly content: ToolResultContent }
   | { readonly _tag: "Returned"; readonly value: unknown; readonly note?: string | undefined }
   | { readonly _tag: "TimedOut"; readonly note?: string | undefined }
-  | { readonly _tag: "Failed"; readonly cause: Cause.Cause<ToolFailure>; readonly note?: string | undefined }
+  | { readonly _tag: "Failed"; readonly cause: Cause.Cause<unknown>; readonly note?: string | undefined }
 
 /** The tool policies a call runs under, and where it reports what they do. */
 export interface Guard {
@@ -192,7 +183,7 @@ type Ran = Exclude<Invocation, { readonly _tag: "Cached" }>
 
 const timedOut: Ran = { _tag: "TimedOut" }
 const returned = (value: unknown): Ran => ({ _tag: "Returned", value })
-const failedWith = (cause: Cause.Cause<ToolFailure>): Ran => ({ _tag: "Failed", cause })
+const failedWith = (cause: Cause.Cause<unknown>): Ran => ({ _tag: "Failed", cause })
 
 const timedOutExit = Exit.interrupt(FiberId.none)
 
@@ -218,7 +209,7 @@ const runBody = (
     tracing?.endStep(Exit.void)
     return returned(value)
   }
-  const onFailure = (cause: Cause.Cause<ToolFailure>): Ran => {
+  const onFailure = (cause: Cause.Cause<unknown>): Ran => {
     tracing?.endStep(Exit.failCause(cause))
     return failedWith(cause)
   }
@@ -312,7 +303,7 @@ export const failureOf = (tool: Tool.Any, invocation: Invocation & { readonly _t
     ? Texts.timedOut(tool.name, Duration.toMillis(Option.getOrElse(tool.timeout, () => Duration.zero)))
     : Option.match(Cause.failureOption(invocation.cause), {
         onNone: () => defectText(invocation.cause),
-        onSome: failureText
+        onSome: (failure) => Tool.failureText(tool, failure)
       })
 
 /**

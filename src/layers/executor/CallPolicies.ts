@@ -16,7 +16,7 @@ import * as ToolPolicy from "../../domain/ToolPolicy.js"
 export type Attempt =
   | { readonly _tag: "Returned"; readonly value: unknown }
   | { readonly _tag: "TimedOut" }
-  | { readonly _tag: "Failed"; readonly cause: Cause.Cause<ToolFailure> }
+  | { readonly _tag: "Failed"; readonly cause: Cause.Cause<unknown> }
 
 /** An invocation under the policies: what the last attempt gave and the line for the model (if anything happened). */
 export interface Guarded<A extends Attempt> {
@@ -28,7 +28,7 @@ export interface Guarded<A extends Attempt> {
 export const isTransient = (attempt: Attempt): boolean =>
   attempt._tag === "TimedOut" ||
   (attempt._tag === "Failed" &&
-    Option.match(Cause.failureOption(attempt.cause), { onNone: () => false, onSome: (f) => f.transient === true }))
+    Option.match(Cause.failureOption(attempt.cause), { onNone: () => false, onSome: Tool.isTransient }))
 
 /** Whether retrying this call is safe: read-only, or declared idempotent, for this input. */
 export const mayRetry = (tool: Tool.Any, input: unknown): boolean =>
@@ -38,7 +38,10 @@ const reasonOf = (tool: Tool.Any, attempt: Attempt, timeoutMs: number | undefine
   attempt._tag === "TimedOut"
     ? `timed out after ${timeoutMs ?? Duration.toMillis(Option.getOrElse(tool.timeout, () => Duration.zero))} ms`
     : attempt._tag === "Failed"
-      ? Option.match(Cause.failureOption(attempt.cause), { onNone: () => "failed", onSome: (f) => f.message })
+      ? Option.match(Cause.failureOption(attempt.cause), {
+          onNone: () => "failed",
+          onSome: (f) => Tool.failureText(tool, f)
+        })
       : ""
 
 /** The policies' state across calls, and the wrapper of one invocation. */

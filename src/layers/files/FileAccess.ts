@@ -263,27 +263,32 @@ const editDistance = (a: string, b: string): number => {
   return row[b.length]
 }
 
-/** A sibling file with a similar name (same name ignoring case or extension, or a small typo), if any. */
-export const similarSibling = (path: string): Effect.Effect<Option.Option<string>> => {
+/**
+ * Of the entries of `path`'s directory, the one whose name is most like `path`'s (same name ignoring case or
+ * extension, or a small typo), as a path, if any.
+ */
+export const closestSibling = (path: string, entries: ReadonlyArray<string>): Option.Option<string> => {
   const dir = Path.dirname(path)
   const name = Path.basename(path)
   const stem = (n: string) => n.slice(0, n.length - Path.extname(n).length).toLowerCase()
-  return io(() => Fs.readdir(dir)).pipe(
-    Effect.map((entries) => {
-      const scored = entries
-        .map((entry) => {
-          const score =
-            entry.toLowerCase() === name.toLowerCase()
-              ? 0
-              : stem(entry) === stem(name) && stem(name).length > 0
-                ? 1
-                : editDistance(entry.toLowerCase(), name.toLowerCase()) + 1
-          return { entry, score }
-        })
-        .filter(({ score }) => score <= Math.min(3, Math.max(1, Math.floor(name.length / 4)) + 1))
-        .sort((a, b) => a.score - b.score || (a.entry < b.entry ? -1 : 1))
-      return Option.map(Option.fromNullable(scored[0]), ({ entry }) => Path.join(dir, entry))
-    }),
+  const scored = entries
+    .map((entry) => {
+      const score =
+        entry.toLowerCase() === name.toLowerCase()
+          ? 0
+          : stem(entry) === stem(name) && stem(name).length > 0
+            ? 1
+            : editDistance(entry.toLowerCase(), name.toLowerCase()) + 1
+      return { entry, score }
+    })
+    .filter(({ score }) => score <= Math.min(3, Math.max(1, Math.floor(name.length / 4)) + 1))
+    .sort((a, b) => a.score - b.score || (a.entry < b.entry ? -1 : 1))
+  return Option.map(Option.fromNullable(scored[0]), ({ entry }) => Path.join(dir, entry))
+}
+
+/** A sibling file with a similar name (same name ignoring case or extension, or a small typo), if any. */
+export const similarSibling = (path: string): Effect.Effect<Option.Option<string>> =>
+  io(() => Fs.readdir(Path.dirname(path))).pipe(
+    Effect.map((entries) => closestSibling(path, entries)),
     Effect.orElseSucceed(() => Option.none())
   )
-}

@@ -6,7 +6,7 @@
  */
 import { Effect, Layer, Option, PubSub, Ref, Stream } from "effect"
 import { DuplicateToolError } from "../../domain/Errors.js"
-import type * as Tool from "../../domain/Tool.js"
+import * as Tool from "../../domain/Tool.js"
 import * as ToolVersion from "../../domain/ToolVersion.js"
 import { reader } from "../../services/LiveSettings.js"
 import { Settings } from "../../services/Settings.js"
@@ -152,13 +152,18 @@ export const layer = Layer.effect(ToolRegistry, make)
 
 /**
  * Registers a tool for the life of the layer: an application adds a tool by composing this layer over the
- * registry. The tool's own requirements are resolved when the layer is built.
+ * registry. What the tool's `call` needs (`R` of `Tool<I, O, E, R>`) is taken from the context the layer is built in
+ * and provided to every call, so the layer's type carries it: Read's layer is
+ * `Layer<never, never, ToolRegistry | FileSystem | FileStateCache>`.
  */
-export const register = <E, R>(tool: Effect.Effect<Tool.Any, E, R>) =>
+export const register = <I, O, E, RT, ME, MR>(
+  tool: Effect.Effect<Tool.Tool<I, O, E, RT>, ME, MR>
+): Layer.Layer<never, ME | DuplicateToolError, ToolRegistry | MR | RT> =>
   Layer.scopedDiscard(
     Effect.gen(function* () {
       const registry = yield* ToolRegistry
       const made = yield* tool
-      yield* registry.registerScoped(made)
+      const context = yield* Effect.context<RT>()
+      yield* registry.registerScoped(Tool.provide(made, context))
     })
   )

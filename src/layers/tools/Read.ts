@@ -1,14 +1,17 @@
 /**
- * Read: reads a file from the local filesystem, each line prefixed by its number and a tab, and records its state in
- * the FileStateCache so that Write and Edit can check the model saw the current content.
+ * Read: reads a file through the platform's FileSystem, each line prefixed by its number and a tab, and records its
+ * state in the FileStateCache so that Write and Edit can check the model saw the current content. Its `call` needs
+ * `FileSystem | FileStateCache`, provided by the layer that registers it; any FileSystem serves (a fake disk in
+ * test/layers/tools/ReadFakeDisk.test.ts).
  */
 import * as Crypto from "node:crypto"
-import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import { StringDecoder } from "node:string_decoder"
+import { FileSystem } from "@effect/platform"
+import { PlatformError } from "@effect/platform/Error"
 import { Effect, Option, Schema } from "effect"
 import { ToolResultContent } from "../../domain/Blocks.js"
-import { ToolFailure, ToolValidationError } from "../../domain/Errors.js"
+import { ToolValidationError } from "../../domain/Errors.js"
 import * as Tool from "../../domain/Tool.js"
 import { FileStateCache } from "../../services/FileStateCache.js"
 import * as FileAccess from "../files/FileAccess.js"
@@ -59,6 +62,12 @@ export const binaryMessage = (path: string): string =>
 /** The error for a directory. */
 export const directoryMessage = (path: string): string =>
   `${path} is a directory, not a file. Use the Glob tool (or Bash ls) to list its contents.`
+
+/** Read refused the file (missing, a directory, binary, too large); the message is meant for the model. */
+export class ReadRefused extends Schema.TaggedError<ReadRefused>()("ReadRefused", { message: Schema.String }) {}
+
+/** What Read's `call` fails with: its own refusals, or the file system's errors. */
+export const Failure = Schema.Union(ReadRefused, PlatformError)
 
 const Input = Schema.Struct({
   file_path: Schema.String.annotations({ description: "The absolute path of the file to read." }),
@@ -128,131 +137,152 @@ interface Window {
   readonly binary: boolean
 }
 
+const refuse = (message: string) => Effect.fail(new ReadRefused({ message }))
+
 /** Streams a large file: keeps only the requested lines, counts all of them and hashes the bytes. */
-const scanWindow = (path: string, first: number, count: number): Effect.Effect<Window, FileAccess.FileError> =>
-  Effect.acquireUseRelease(
-    FileAccess.io(() => Fs.open(path, "r")),
-    (handle) =>
-      Effect.gen(function* () {
-        const hash = Crypto.createHash("sha256")
-        const decoder = new StringDecoder("utf8")
-        const buffer = Buffer.alloc(1024 * 1024)
-        const lines: Array<string> = []
-        let total = 0
-        let pending = ""
-        let start = true
-        const take = (line: string) => {
-          total += 1
-          if (total >= first && total < first + count) lines.push(stripCr(line))
-        }
-        while (true) {
-          const { bytesRead } = yield* Effect.uninterruptible(
-            FileAccess.io(() => handle.read(buffer, 0, buffer.length, null))
-          )
-          if (bytesRead === 0) break
-          const chunk = buffer.subarray(0, bytesRead)
-          if (start && hasNul(chunk)) return { lines: [], total: 0, hash: "", binary: true }
-          hash.update(chunk)
-          let text = pending + decoder.write(chunk)
-          if (start && text.charCodeAt(0) === 0xfeff) text = text.slice(1)
-          start = false
-          const parts = text.split("\n")
-          pending = parts.pop() ?? ""
-          for (const part of parts) take(part)
-        }
-        pending += decoder.end()
-        if (pending.length > 0) take(pending)
-        return { lines, total, hash: hash.digest("hex"), binary: false }
-      }),
-    (handle) => FileAccess.io(() => handle.close()).pipe(Effect.ignore)
+const scanWindow = (fs: FileSystem.FileSystem, path: string, first: number, count: number) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const file = yield* fs.open(path, { flag: "r" })
+      const hash = Crypto.createHash("sha256")
+      const decoder = new StringDecoder("utf8")
+      const buffer = Buffer.alloc(1024 * 1024)
+      const lines: Array<string> = []
+      let total = 0
+      let pending = ""
+      let start = true
+      const take = (line: string) => {
+        total += 1
+        if (total >= first && total < first + count) lines.push(stripCr(line))
+      }
+      while (true) {
+        const bytesRead = Number(yield* Effect.uninterruptible(file.read(buffer)))
+        if (bytesRead === 0) break
+        const chunk = buffer.subarray(0, bytesRead)
+        if (start && hasNul(chunk)) return { lines: [], total: 0, hash: "", binary: true } satisfies Window
+        hash.update(chunk)
+        let text = pending + decoder.write(chunk)
+        if (start && text.charCodeAt(0) === 0xfeff) text = text.slice(1)
+        start = false
+        const parts = text.split("\n")
+        pending = parts.pop() ?? ""
+        for (const part of parts) take(part)
+      }
+      pending += decoder.end()
+      if (pending.length > 0) take(pending)
+      return { lines, total, hash: hash.digest("hex"), binary: false } satisfies Window
+    })
   )
 
-/** Makes the Read tool; it records what it reads in the session's FileStateCache. */
-export const make = Effect.gen(function* () {
+const readText = Effect.fnUntraced(function* (path: string, input: Input, size: number, mtimeMs: number) {
+  const fs = yield* FileSystem.FileSystem
   const cache = yield* FileStateCache
-
-  const readText = (path: string, input: Input, size: number, mtimeMs: number) =>
-    Effect.gen(function* () {
-      const first = Math.max(1, input.offset ?? 1)
-      const count = input.limit ?? defaultLimit
-      const explicitWindow = input.offset !== undefined || input.limit !== undefined
-      let window: Window
-      if (size <= maxBytes) {
-        const bytes = yield* FileAccess.readBytes(path)
-        if (hasNul(bytes)) return yield* new ToolFailure({ message: binaryMessage(path) })
-        const all = splitLines(new TextDecoder("utf-8").decode(bytes))
-        window = { lines: all.slice(first - 1, first - 1 + count), total: all.length, hash: "", binary: false }
-        yield* cache.record(path, { mtimeMs, hash: FileAccess.hashOf(bytes) })
-      } else {
-        if (!explicitWindow) return yield* new ToolFailure({ message: tooLargeMessage(size) })
-        window = yield* scanWindow(path, first, count)
-        if (window.binary) return yield* new ToolFailure({ message: binaryMessage(path) })
-        yield* cache.record(path, { mtimeMs, hash: window.hash })
-      }
-      if (window.total === 0) return emptyFileNote
-      if (first > window.total) {
-        return (
-          `<system-reminder>Warning: the file exists but is shorter than the provided offset (${first}). ` +
-          `The file has ${window.total} lines.</system-reminder>`
-        )
-      }
-      const last = first + window.lines.length - 1
-      const body = numberLines(window.lines, first)
-      return last < window.total || first > 1
-        ? `${body}\n\n(Showing lines ${first}-${last} of ${window.total}. Use offset and limit to read other parts.)`
-        : body
-    })
-
-  const readImage = (path: string, mediaType: string, size: number, mtimeMs: number) =>
-    Effect.gen(function* () {
-      if (size > maxImageBytes) {
-        return yield* new ToolFailure({
-          message: `Image file is too large (${FileAccess.formatSize(size)}); the maximum is ${FileAccess.formatSize(maxImageBytes)}.`
-        })
-      }
-      const bytes = yield* FileAccess.readBytes(path)
-      yield* cache.record(path, { mtimeMs, hash: FileAccess.hashOf(bytes) })
-      const block = {
-        type: "image" as const,
-        source: { type: "base64" as const, media_type: mediaType, data: Buffer.from(bytes).toString("base64") }
-      }
-      return [block]
-    })
-
-  return yield* Tool.make({
-    name: "Read",
-    description,
-    input: Input,
-    output: ToolResultContent,
-    category: "file",
-    searchHint: "read file view open cat contents lines image",
-    isReadOnly: () => true,
-    isConcurrencySafe: () => true,
-    maxResultSizeChars: Number.POSITIVE_INFINITY,
-    resources: (input) => [{ key: Path.resolve(input.file_path), access: "read" }],
-    summarize: (input) => input.file_path,
-    validate: (input) =>
-      Path.isAbsolute(input.file_path)
-        ? Effect.void
-        : Effect.fail(new ToolValidationError({ message: FileAccess.notAbsoluteMessage(input.file_path) })),
-    call: (input, ctx) =>
-      Effect.gen(function* () {
-        const path = FileAccess.resolvePath(ctx.cwd, input.file_path)
-        const found = yield* FileAccess.stat(path)
-        if (Option.isNone(found)) {
-          return yield* new ToolFailure({ message: FileAccess.notFoundMessage(yield* FileAccess.similarSibling(path)) })
-        }
-        const info = found.value
-        if (info.isDirectory()) return yield* new ToolFailure({ message: directoryMessage(path) })
-        const ext = Path.extname(path).toLowerCase()
-        const mediaType = imageTypes[ext]
-        if (mediaType !== undefined) return yield* readImage(path, mediaType, info.size, info.mtimeMs)
-        if (binaryExtensions.has(ext)) return yield* new ToolFailure({ message: binaryMessage(path) })
-        return yield* readText(path, input, info.size, info.mtimeMs)
-      }).pipe(Effect.catchTag("FileError", (e) => Effect.fail(new ToolFailure({ message: e.message })))),
-    toResult: (output) => output
-  })
+  const first = Math.max(1, input.offset ?? 1)
+  const count = input.limit ?? defaultLimit
+  const explicitWindow = input.offset !== undefined || input.limit !== undefined
+  let window: Window
+  if (size <= maxBytes) {
+    const bytes = yield* fs.readFile(path)
+    if (hasNul(bytes)) return yield* refuse(binaryMessage(path))
+    const all = splitLines(new TextDecoder("utf-8").decode(bytes))
+    window = { lines: all.slice(first - 1, first - 1 + count), total: all.length, hash: "", binary: false }
+    yield* cache.record(path, { mtimeMs, hash: FileAccess.hashOf(bytes) })
+  } else {
+    if (!explicitWindow) return yield* refuse(tooLargeMessage(size))
+    window = yield* scanWindow(fs, path, first, count)
+    if (window.binary) return yield* refuse(binaryMessage(path))
+    yield* cache.record(path, { mtimeMs, hash: window.hash })
+  }
+  if (window.total === 0) return emptyFileNote
+  if (first > window.total) {
+    return (
+      `<system-reminder>Warning: the file exists but is shorter than the provided offset (${first}). ` +
+      `The file has ${window.total} lines.</system-reminder>`
+    )
+  }
+  const last = first + window.lines.length - 1
+  const body = numberLines(window.lines, first)
+  return last < window.total || first > 1
+    ? `${body}\n\n(Showing lines ${first}-${last} of ${window.total}. Use offset and limit to read other parts.)`
+    : body
 })
 
-/** Registers Read; requires ToolRegistry and FileStateCache. */
+const readImage = Effect.fnUntraced(function* (path: string, mediaType: string, size: number, mtimeMs: number) {
+  if (size > maxImageBytes) {
+    return yield* refuse(
+      `Image file is too large (${FileAccess.formatSize(size)}); the maximum is ${FileAccess.formatSize(maxImageBytes)}.`
+    )
+  }
+  const fs = yield* FileSystem.FileSystem
+  const bytes = yield* fs.readFile(path)
+  yield* (yield* FileStateCache).record(path, { mtimeMs, hash: FileAccess.hashOf(bytes) })
+  const block = {
+    type: "image" as const,
+    source: { type: "base64" as const, media_type: mediaType, data: Buffer.from(bytes).toString("base64") }
+  }
+  return [block]
+})
+
+/** The file's info, or none when it does not exist (or a parent is not a directory). */
+const statOf = (fs: FileSystem.FileSystem, path: string) =>
+  fs.stat(path).pipe(
+    Effect.map(Option.some),
+    Effect.catchIf(
+      (e) =>
+        e._tag === "SystemError" && (e.reason === "NotFound" || (e.reason === "BadResource" && e.syscall === "stat")),
+      () => Effect.succeedNone
+    )
+  )
+
+/** The not-found refusal, naming a sibling with a similar name when there is one. */
+const notFound = (fs: FileSystem.FileSystem, path: string) =>
+  fs.readDirectory(Path.dirname(path)).pipe(
+    Effect.map((entries) => FileAccess.closestSibling(path, entries)),
+    Effect.orElseSucceed(() => Option.none<string>()),
+    Effect.flatMap((similar) => refuse(FileAccess.notFoundMessage(similar)))
+  )
+
+/** Reads one file for the model. */
+const read = Effect.fn("Read.call")(function* (input: Input, ctx: Tool.ToolContext) {
+  const fs = yield* FileSystem.FileSystem
+  const path = FileAccess.resolvePath(ctx.cwd, input.file_path)
+  const found = yield* statOf(fs, path)
+  if (Option.isNone(found)) return yield* notFound(fs, path)
+  const info = found.value
+  if (info.type === "Directory") return yield* refuse(directoryMessage(path))
+  const size = Number(info.size)
+  const mtimeMs = Option.match(info.mtime, { onNone: () => 0, onSome: (d) => d.getTime() })
+  const ext = Path.extname(path).toLowerCase()
+  const mediaType = imageTypes[ext]
+  if (mediaType !== undefined) return yield* readImage(path, mediaType, size, mtimeMs)
+  if (binaryExtensions.has(ext)) return yield* refuse(binaryMessage(path))
+  return yield* readText(path, input, size, mtimeMs)
+})
+
+/** Makes the Read tool; its `call` needs the FileSystem and the session's FileStateCache, where it records reads. */
+export const make = Tool.make({
+  name: "Read",
+  description,
+  input: Input,
+  output: ToolResultContent,
+  failure: Failure,
+  category: "file",
+  searchHint: "read file view open cat contents lines image",
+  isReadOnly: () => true,
+  isConcurrencySafe: () => true,
+  maxResultSizeChars: Number.POSITIVE_INFINITY,
+  resources: (input) => [{ key: Path.resolve(input.file_path), access: "read" }],
+  summarize: (input) => input.file_path,
+  validate: (input) =>
+    Path.isAbsolute(input.file_path)
+      ? Effect.void
+      : Effect.fail(new ToolValidationError({ message: FileAccess.notAbsoluteMessage(input.file_path) })),
+  call: read,
+  toResult: (output) => output
+})
+
+/** What Read's `call` needs. */
+export type Requirements = FileSystem.FileSystem | FileStateCache
+
+/** Registers Read; requires ToolRegistry, FileSystem and FileStateCache. */
 export const layer = ToolRegistryLive.register(make)

@@ -5,6 +5,8 @@
 import * as Fs from "node:fs/promises"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import type { FileSystem } from "@effect/platform"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import { Effect, Either, Schema } from "effect"
 import type { ToolResultContent } from "../../../src/domain/Blocks.js"
 import * as Tool from "../../../src/domain/Tool.js"
@@ -32,8 +34,16 @@ export interface Outcome {
   readonly isError: boolean
 }
 
-/** Decodes, validates and calls a tool the way the per-call pipeline does. */
-export const run = (tool: Tool.Any, raw: unknown, cwd: string): Effect.Effect<Outcome> =>
+/**
+ * Decodes, validates and calls a tool the way the per-call pipeline does; a tool that needs a FileSystem gets Node's,
+ * its other requirements are left to the test.
+ */
+export const run = <R>(
+  // biome-ignore lint/suspicious/noExplicitAny: any tool
+  tool: Tool.Tool<any, any, any, R>,
+  raw: unknown,
+  cwd: string
+): Effect.Effect<Outcome, never, Exclude<R, FileSystem.FileSystem>> =>
   Effect.gen(function* () {
     const ctx = yield* contextFor(cwd)
     const decoded = yield* Effect.either(Schema.decodeUnknown(tool.input)(raw))
@@ -42,10 +52,10 @@ export const run = (tool: Tool.Any, raw: unknown, cwd: string): Effect.Effect<Ou
     if (Either.isLeft(valid))
       return { content: `<tool_use_error>${valid.left.message}</tool_use_error>`, isError: true }
     const called = yield* Effect.either(tool.call(decoded.right, ctx))
-    if (Either.isLeft(called)) return { content: called.left.message, isError: true }
+    if (Either.isLeft(called)) return { content: Tool.failureText(tool, called.left), isError: true }
     const output = Tool.isWithModifier(called.right) ? called.right.output : called.right
     return { content: tool.toResult(output), isError: false }
-  })
+  }).pipe(Effect.provide(NodeFileSystem.layer))
 
 /** Writes a file (creating parents). */
 export const put = (path: string, content: string | Uint8Array) =>

@@ -27,7 +27,7 @@ describe("Read", () => {
       const record = yield* cache.get(file)
       expect(Option.isSome(record)).toBe(true)
       const stat = yield* Effect.promise(() => Fs.stat(file))
-      expect(Option.getOrThrow(record).mtimeMs).toBe(stat.mtimeMs)
+      expect(Option.getOrThrow(record).mtimeMs).toBe(stat.mtime.getTime())
       expect(tool.isReadOnly({ file_path: file })).toBe(true)
       expect(tool.isConcurrencySafe({ file_path: file })).toBe(true)
       expect(tool.maxResultSizeChars).toBe(Number.POSITIVE_INFINITY)

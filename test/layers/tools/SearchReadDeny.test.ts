@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Layer } from "effect"
 import * as fc from "fast-check"
 import * as PermissionRule from "../../../src/domain/PermissionRule.js"
+import * as Tool from "../../../src/domain/Tool.js"
 import * as FileStateCacheLive from "../../../src/layers/files/FileStateCacheLive.js"
 import * as GrepEngine from "../../../src/layers/files/GrepEngine.js"
 import * as ReadGuardLive from "../../../src/layers/permissions/ReadGuardLive.js"
@@ -170,7 +171,7 @@ describe("property: searches return exactly what Read may read", () => {
         )
         yield* Effect.gen(function* () {
           const policy = yield* RulePermissionPolicy.make
-          const read = yield* Read.make
+          const read = Tool.provide(yield* Read.make, yield* Effect.context<Read.Requirements>())
           const ctx = yield* contextFor(root)
           const readable: Array<string> = []
           for (const f of present) {
@@ -194,7 +195,7 @@ describe("property: searches return exactly what Read may read", () => {
           const globbed = String((yield* run(yield* Glob.make, { pattern: "**/*" }, root)).content)
           const globList = globbed.startsWith("No files") ? [] : globbed.split("\n\n")[0].split("\n")
           expect([...globList].sort()).toEqual(expected)
-        }).pipe(Effect.provide(layer))
+        }).pipe(Effect.provide(Layer.merge(layer, NodeFileSystem.layer)))
         Fs.rmSync(root, { recursive: true, force: true })
       }),
     { fastCheck: { numRuns: 25 }, timeout: 120_000 }
