@@ -4,9 +4,9 @@
  * by its event stream to the end. Per number of runners (1, 2, 3; a fresh database each, on
  * ARMATURE_TEST_DATABASE_URL): sessions finished per minute (median over the bursts), the time from a session's
  * request to its first event line (p50 and p99 over all sessions), and each runner's resident memory after the
- * bursts. Runners are the built CLI (`node scripts/build.mjs cli` first). Prints one JSON object.
+ * bursts and its ratio last/first. Runners are the built CLI (`node scripts/build.mjs cli` first). Prints one JSON object.
  *
- * Run: `node --import tsx bench/Serve.bench.ts` (env: BENCH_SESSIONS, default 30; BENCH_BURSTS, default 5;
+ * Run: `node --import tsx bench/Serve.bench.ts` (env: BENCH_SESSIONS, default 60; BENCH_BURSTS, default 5;
  * BENCH_RUNNERS, default 1,2,3).
  */
 import * as ChildProcess from "node:child_process"
@@ -18,7 +18,7 @@ import { Effect, Schedule } from "effect"
 import * as MessagesServer from "../test/fixtures/MessagesServer.js"
 import * as Postgres from "../test/fixtures/Postgres.js"
 
-const sessions = Math.max(2, Number(process.env.BENCH_SESSIONS ?? 30))
+const sessions = Math.max(2, Number(process.env.BENCH_SESSIONS ?? 60))
 const bursts = Math.max(1, Number(process.env.BENCH_BURSTS ?? 5))
 const runnerCounts = (process.env.BENCH_RUNNERS ?? "1,2,3").split(",").map(Number)
 const bin = Path.resolve(import.meta.dirname, "../bin/armature.mjs")
@@ -178,7 +178,9 @@ const measure = (count: number) =>
       sessions_per_min_bursts: perMinute,
       first_event_ms_p50: percentile(firsts, 50),
       first_event_ms_p99: percentile(firsts, 99),
-      rss_mb_after_each_burst: rssByBurst
+      rss_mb_after_each_burst: rssByBurst,
+      // per runner: its RSS after the last burst over that after the first (1: flat)
+      rss_ratio_last_first: started.map((_, i) => Number((rssByBurst[bursts - 1][i] / rssByBurst[0][i]).toFixed(2)))
     }
   }).pipe(Effect.scoped)
 

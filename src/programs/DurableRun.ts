@@ -120,10 +120,15 @@ const sessionBody = (shown: string, display: Display) => (sessionId: string) =>
     return result
   }).pipe(Effect.scoped)
 
-/** Takes a session's lease for the scope, waiting (a second at a time) while another process holds it. */
+/**
+ * Takes a session's lease for the scope, waiting while another process holds it: tried again after 50 ms, doubling
+ * up to a second (a runner taking a session over usually finds the lease free, or freed within moments).
+ */
 export const waitForLease = (sessionId: string) =>
   Effect.flatMap(SessionLease.SessionLease, (lease) =>
-    lease.take(sessionId).pipe(Effect.retry(Schedule.spaced("1 second")))
+    lease
+      .take(sessionId)
+      .pipe(Effect.retry(Schedule.exponential("50 millis").pipe(Schedule.either(Schedule.spaced("1 second")))))
   )
 
 /**

@@ -9,6 +9,7 @@ import * as Fs from "node:fs"
 import { createServer } from "node:http"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import * as Sharding from "@effect/cluster/Sharding"
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
@@ -101,8 +102,15 @@ const interruptsOf = (sql: SqlClient.SqlClient, id: string, n: number): Stream.S
  * workflow is suspended in between), every run continuing the conversation of the ones before. Its lines go to the
  * session's events; its state is recorded after each run.
  */
+/** The sessions whose workflow body runs in this process now (for `GET /runner`). */
+const runningHere = new Set<string>()
+
 const sessionBody = (sessionId: string) =>
   Effect.gen(function* () {
+    yield* Effect.acquireRelease(
+      Effect.sync(() => void runningHere.add(sessionId)),
+      () => Effect.sync(() => void runningHere.delete(sessionId))
+    )
     const sql = yield* SqlClient.SqlClient
     // one owner: a `resume` of the session (or a runner cut off from the others that still runs it) is let finish
     yield* waitForLease(sessionId)
@@ -375,6 +383,8 @@ const streamCounts = () => {
       perSession.set(id, mine + 1)
       return undefined
     },
+    /** The streams open, and the sessions they are of. */
+    open: () => ({ all, sessions: perSession.size }),
     release: (id: string): void => {
       all -= 1
       const mine = (perSession.get(id) ?? 1) - 1
@@ -428,6 +438,25 @@ const router = (options: ServeOptions, changes: PubSub.PubSub<string>) => {
         // handed to the cluster: the runner that holds the session's shard runs it
         yield* DurableSession.SessionWorkflow.execute({ sessionId: id }, { discard: true })
         return HttpServerResponse.unsafeJson({ session_id: id }, { status: 201 })
+      })
+    ),
+    // what this runner holds in memory for sessions: each count goes back to 0 once its sessions have ended, their
+    // streams closed and their entities gone idle (see docs/durable.md, Limits)
+    HttpRouter.get(
+      "/runner",
+      Effect.gen(function* () {
+        const sharding = yield* Sharding.Sharding
+        const entities = yield* sharding.activeEntityCount
+        const open = streams.open()
+        return HttpServerResponse.unsafeJson({
+          pid: process.pid,
+          sessions_running: [...runningHere],
+          entities,
+          event_streams: open.all,
+          event_stream_sessions: open.sessions,
+          call_groups: CallProcesses.runningGroups(),
+          rss_bytes: process.memoryUsage().rss
+        })
       })
     ),
     HttpRouter.get(

@@ -46,6 +46,12 @@ export class LiveSettings extends Context.Tag("armature/LiveSettings")<
     readonly subscribe: Effect.Effect<Queue.Dequeue<SettingsEvent>, never, Scope.Scope>
     /** Reads the files now, as if `file` had changed (the watcher calls this after each quiet period). */
     readonly reload: (file: string) => Effect.Effect<void>
+    /**
+     * Adds a step run at each reload that changes the settings, with the new settings, before they are put in
+     * force and announced: a part that needs time to follow them (the sandbox starting its runtime) is ready by
+     * the next call. The step is removed when the scope closes.
+     */
+    readonly beforeApply: (step: (next: Snapshot) => Effect.Effect<void>) => Effect.Effect<void, never, Scope.Scope>
   }
 >() {}
 

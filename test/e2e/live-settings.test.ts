@@ -163,4 +163,56 @@ describe("live settings (armature exec reading stdin)", () => {
       remove()
     }
   }, 120_000)
+
+  it("sandbox settings apply from the next Bash call: turned on mid-run it confines the next line, a filesystem edit reconfigures it, turned off it runs unconfined", async () => {
+    const { cwd, settings, remove } = project()
+    // a folder of the project the sandbox's filesystem.denyWrite names; the permission rules allow touching it
+    const locked = Path.join(cwd, "locked")
+    Fs.mkdirSync(locked)
+    const write = (enabled: boolean, deny: boolean) =>
+      Fs.writeFileSync(
+        settings,
+        JSON.stringify({
+          permissions: { allow: ["Bash(touch *)"] },
+          sandbox: { enabled, ...(deny ? { filesystem: { denyWrite: [locked] } } : {}) }
+        })
+      )
+    const touch = (id: string) =>
+      `${JSON.stringify({ type: "tool_use", id, name: "Bash", input: { command: `touch ${Path.join(locked, id)}` } })}\n`
+    write(false, true)
+    const exec = execSession(cwd)
+    const reloads = (n: number) => exec.until(() => exec.count("Settings reloaded after a change to") === n)
+    try {
+      exec.send(touch("a"))
+      expect((await exec.resultOf("a")).is_error).toBe(false)
+      expect(Fs.existsSync(Path.join(locked, "a"))).toBe(true)
+
+      write(true, true)
+      await reloads(1)
+      // the refused line still ends well (`|| echo`): a failed Bash line would cancel the lines after it
+      exec.send(
+        `${JSON.stringify({ type: "tool_use", id: "b", name: "Bash", input: { command: `touch ${Path.join(locked, "b")} || echo not written` } })}\n`
+      )
+      const b = await exec.resultOf("b")
+      expect(b.content).toContain("Read-only file system")
+      expect(b.content).toContain("not written")
+      expect(Fs.existsSync(Path.join(locked, "b"))).toBe(false)
+
+      write(true, false)
+      await reloads(2)
+      exec.send(touch("c"))
+      expect((await exec.resultOf("c")).is_error).toBe(false)
+      expect(Fs.existsSync(Path.join(locked, "c"))).toBe(true)
+
+      write(false, true)
+      await reloads(3)
+      exec.end(touch("d"))
+      expect((await exec.resultOf("d")).is_error).toBe(false)
+      expect(Fs.existsSync(Path.join(locked, "d"))).toBe(true)
+      expect(await exec.done).toBe(0)
+    } finally {
+      exec.kill()
+      remove()
+    }
+  }, 120_000)
 })

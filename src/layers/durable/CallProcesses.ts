@@ -87,6 +87,9 @@ export const killOwnNow = (): number => {
   return groups.length
 }
 
+/** How many of the groups this process started are still running (for a runner's `GET /runner`). */
+export const runningGroups = (): number => live.size
+
 /** This process as the owner of the groups it records: its pid and start time. */
 const self = { pid: process.pid, start: SpawnRecord.startTicksOf(process.pid) ?? 0 }
 

@@ -8,6 +8,7 @@
  * session was started with (to resume it), the process running it and how it ended (for `armature sessions`).
  */
 import * as Fs from "node:fs"
+import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as ClusterWorkflowEngine from "@effect/cluster/ClusterWorkflowEngine"
@@ -60,10 +61,31 @@ export const loadSqlite = Effect.tryPromise({
     })
 })
 
+/**
+ * What the database server is asked of each connection, so that it drops a connection whose client stopped
+ * answering (a host cut off or frozen, not one whose process died: that connection resets at once) within about
+ * 8 s, and with it the advisory locks held on it (shards, session leases, the runner's liveness lock): keepalive
+ * probes after 5 s idle, one a second, 3 unanswered end it; unacknowledged data ends it after 8 s. Without them the
+ * server's operating system takes its default, often two hours. Put before the URL's own `options`, which win.
+ */
+export const serverKeepalives =
+  "-c tcp_keepalives_idle=5 -c tcp_keepalives_interval=1 -c tcp_keepalives_count=3 -c tcp_user_timeout=8000"
+
+/** A PostgreSQL URL with `serverKeepalives` in its startup options. */
+export const withServerKeepalives = (url: string): string => {
+  const parsed = new URL(url)
+  const own = parsed.searchParams.get("options")
+  parsed.searchParams.set("options", own === null || own === "" ? serverKeepalives : `${serverKeepalives} ${own}`)
+  return parsed.toString()
+}
+
+/** The client side of the same: TCP keepalive on every connection's socket, probes after 5 s idle. */
+const keepAliveSocket = (): Net.Socket => new Net.Socket().setKeepAlive(true, 5_000)
+
 /** The SQL client of a location (the SQLite file's directory is made). */
 export const sqlLayer = (location: Location): Layer.Layer<SqlClient.SqlClient, unknown> => {
   if (location._tag === "Postgres") {
-    return PgClient.layer({ url: Redacted.make(location.url) })
+    return PgClient.layer({ url: Redacted.make(withServerKeepalives(location.url)), stream: keepAliveSocket })
   }
   return Layer.unwrapEffect(
     Effect.map(loadSqlite, (SqliteClient) => {
@@ -125,11 +147,16 @@ export const runnerLayer = (
     // slowed by load keeps its shards (a dead one is found sooner, by RunnerWatch's pings)
     shardLockRefreshInterval: "5 seconds",
     shardLockExpiration: "30 seconds",
-    refreshAssignmentsInterval: "1 second",
+    // how soon a runner marked down (RunnerWatch) loses its shards to the others: one read of the runners table
+    refreshAssignmentsInterval: "250 millis",
     runnerHealthCheckInterval: "2 seconds",
     // a stopping runner gives its running sessions this long before it cuts them and lets their shards go: a
     // session's call is not waited for (it gets the crash result where the session goes on), so the shards move soon
-    entityTerminationTimeout: "2 seconds"
+    entityTerminationTimeout: "2 seconds",
+    // a session's workflow entity (its mailbox, scope and what the finished execution left referenced) is let go this
+    // long after its last message, not the cluster's default minute: a busy runner no longer carries the last
+    // minute's sessions. A session waiting for a follow-up prompt is suspended and stored; the prompt wakes it.
+    entityMaxIdleTime: "5 seconds"
   })
   const storage = Layer.merge(SqlMessageStorage.layer, Layer.orDie(SqlRunnerStorage.layer)).pipe(
     Layer.provide(sharding)
@@ -150,7 +177,11 @@ export const runnerLayer = (
     Layer.provide(NodeClusterSocket.layerClientProtocol),
     Layer.provide(Layer.merge(sharding, RpcSerialization.layerMsgPack))
   )
-  const watch = RunnerWatch.layer(address, "1 second").pipe(Layer.provide(pingClients), Layer.provide(runner))
+  // free liveness locks (dead runners) are looked for every 200 ms, pings go out every second
+  const watch = RunnerWatch.layer(address, "200 millis", "1 second").pipe(
+    Layer.provide(pingClients),
+    Layer.provide(runner)
+  )
   return ClusterWorkflowEngine.layer.pipe(Layer.provideMerge(Layer.merge(runner, watch)))
 }
 

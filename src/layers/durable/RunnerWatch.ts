@@ -20,7 +20,7 @@ import * as RunnerHealth from "@effect/cluster/RunnerHealth"
 import * as RunnerStorage from "@effect/cluster/RunnerStorage"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type * as SqlConnection from "@effect/sql/SqlConnection"
-import { Cause, type Duration, Effect, Equal, ExecutionStrategy, Exit, Layer, Scope } from "effect"
+import { Cause, Duration, Effect, Equal, ExecutionStrategy, Exit, Layer, Scope } from "effect"
 
 /** The watcher's advisory lock (the two-key form, apart from the cluster's one-key shard locks): "arma", 1. */
 export const watcherLock = [0x61726d61, 1] as const
@@ -105,10 +105,10 @@ export const storedHealth = Layer.effect(
 )
 
 /**
- * One round of the watcher: the runners whose liveness lock is free are marked down at once; each other runner is
- * pinged; a change of health written.
+ * One round of the watcher: the runners whose liveness lock is free are marked down at once; with `ping`, each other
+ * runner is pinged and a change of health written.
  */
-export const checkOnce = (self: RunnerAddress.RunnerAddress, conn?: SqlConnection.Connection) =>
+export const checkOnce = (self: RunnerAddress.RunnerAddress, conn?: SqlConnection.Connection, ping = true) =>
   Effect.gen(function* () {
     const storage = yield* RunnerStorage.RunnerStorage
     const health = yield* RunnerHealth.makePing
@@ -126,6 +126,7 @@ export const checkOnce = (self: RunnerAddress.RunnerAddress, conn?: SqlConnectio
         yield* storage.setRunnerHealth(address, false)
       }
     }
+    if (!ping) return
     const runners = listed.filter(([runner]) => !dead.some((address) => Equal.equals(runner.address, address)))
     // the watcher is alive whatever the storage says (a runner marked down by an earlier watcher that has gone)
     if (runners.some(([runner, healthy]) => !healthy && Equal.equals(runner.address, self))) {
@@ -145,10 +146,18 @@ export const checkOnce = (self: RunnerAddress.RunnerAddress, conn?: SqlConnectio
 
 /**
  * The watch of the runner at `self`, every `interval`: it tries for the watcher's lock until it holds it, then runs
- * a round each time, as long as its lock connection answers.
+ * a round each time, as long as its lock connection answers. The liveness locks are looked at every round (a few
+ * cheap statements, and what finds a dead runner first); the pings, and the check of the lock connection, once per
+ * `pingInterval` (default: every round).
  */
-export const watch = (self: RunnerAddress.RunnerAddress, interval: Duration.DurationInput) =>
+export const watch = (
+  self: RunnerAddress.RunnerAddress,
+  interval: Duration.DurationInput,
+  pingInterval: Duration.DurationInput = interval
+) =>
   Effect.gen(function* () {
+    const pingEvery = Duration.toMillis(pingInterval)
+    let pingedAt = 0
     const sql = yield* SqlClient.SqlClient
     const outer = yield* Effect.scope
     // the scope of the lock connection while this runner is the watcher (a child of the watch's scope, so that it is
@@ -188,13 +197,18 @@ export const watch = (self: RunnerAddress.RunnerAddress, interval: Duration.Dura
       }
     })
     const round = Effect.gen(function* () {
+      const now = Date.now()
+      const ping = now - pingedAt >= pingEvery
       if (connection === undefined) yield* tryLock
-      else
+      else if (ping)
         yield* Effect.catchAllCause(
           connection.executeRaw("SELECT 1", []).pipe(Effect.timeout("5 seconds")),
           () => letGo
         )
-      if (connection !== undefined) yield* checkOnce(self, connection)
+      if (connection !== undefined) {
+        if (ping) pingedAt = now
+        yield* checkOnce(self, connection, ping)
+      }
     })
     return yield* round.pipe(
       Effect.catchAllCause((cause) => Effect.logDebug("runner watch: a round failed", cause)),
@@ -204,5 +218,11 @@ export const watch = (self: RunnerAddress.RunnerAddress, interval: Duration.Dura
   })
 
 /** Runs the watch of the runner at `self` for as long as the layer lives. */
-export const layer = (self: { readonly host: string; readonly port: number }, interval: Duration.DurationInput) =>
-  Layer.scopedDiscard(Effect.forkScoped(Effect.scoped(watch(RunnerAddress.make(self.host, self.port), interval))))
+export const layer = (
+  self: { readonly host: string; readonly port: number },
+  interval: Duration.DurationInput,
+  pingInterval: Duration.DurationInput = interval
+) =>
+  Layer.scopedDiscard(
+    Effect.forkScoped(Effect.scoped(watch(RunnerAddress.make(self.host, self.port), interval, pingInterval)))
+  )

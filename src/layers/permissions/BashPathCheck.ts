@@ -41,4 +41,6 @@ export interface BashPathCheck {
    * then checked for every path it could match, not only for those it matches now.
    */
   readonly changesTree: boolean
+  /** Writes whose target an earlier command of the line may have replaced (`mv a h && cp x h/y`). */
+  readonly afterChange: ReadonlyArray<ShellPaths.ChangedWrite>
 }

@@ -99,7 +99,16 @@ export const prepareBash = (options: {
             }
           })
         : resolved.paths
-    return { paths, check: { paths: checked, unresolved: resolved.unresolved, rules, changesTree: writes } }
+    return {
+      paths,
+      check: {
+        paths: checked,
+        unresolved: resolved.unresolved,
+        rules,
+        changesTree: writes,
+        afterChange: resolved.afterChange
+      }
+    }
   })
 
 /** A name xargs splits or unquotes: it may stand for other names (`a .env` gives `a` and `.env`). */

@@ -8,8 +8,9 @@
 import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { Config, Effect, Either, Layer, Ref, type Scope } from "effect"
+import { Config, type Context, Effect, Either, Layer, Option, Ref, Scope } from "effect"
 import * as SandboxDomain from "../../domain/Sandbox.js"
+import { LiveSettings } from "../../services/LiveSettings.js"
 import { Sandbox, SandboxError } from "../../services/Sandbox.js"
 import { Session } from "../../services/Session.js"
 import { Settings } from "../../services/Settings.js"
@@ -126,16 +127,23 @@ const sandboxTmpDir = Config.string("CLAUDE_CODE_TMPDIR").pipe(
   Config.withDefault("/tmp/claude")
 )
 
+/** The settings the sandbox follows: the `sandbox` section and the permission rules its policy is derived from. */
+interface Inputs {
+  readonly permissions: Context.Tag.Service<Settings>["permissions"]
+  readonly section: SandboxDomain.SandboxSection | undefined
+}
+
 /** The sandbox the settings (and the flag) ask for, with the policy derived for this session, or "Off". */
-const configured = (options: LiveOptions) =>
+const configured = (options: LiveOptions, inputs?: Inputs) =>
   Effect.gen(function* () {
     const settings = yield* Settings
     const session = yield* Session
-    const config = SandboxDomain.resolve(settings.settings.sandbox, options.enabled)
+    const { permissions, section } = inputs ?? { permissions: settings.permissions, section: settings.settings.sandbox }
+    const config = SandboxDomain.resolve(section, options.enabled)
     if (!config.enabled) return { _tag: "Off", config } as const
     const cwd = (yield* Ref.get(session.context)).cwd
     const policy = SandboxPolicy.derive({
-      permissions: settings.permissions,
+      permissions,
       section: config.section,
       cwd,
       home: settings.home,
@@ -167,58 +175,128 @@ const proxyBridgeWait = [
   "esac"
 ].join("\n")
 
-/** Builds the service from the settings (and the `--sandbox`/`--no-sandbox` override). */
-export const make = (options: LiveOptions = {}) =>
+type Wanted = Effect.Effect.Success<ReturnType<typeof configured>>
+type Manager = Runtime["SandboxManager"]
+
+/** The service over a running runtime. */
+const readyService = (wanted: Extract<Wanted, { _tag: "On" }>, manager: Manager): Context.Tag.Service<Sandbox> => {
+  const { config, policy } = wanted
+  return Sandbox.of({
+    config,
+    policy,
+    warnings: [...policy.warnings, ...manager.checkDependencies().warnings],
+    availability: { _tag: "Ready" },
+    wrap: (command, wrap) =>
+      Effect.acquireRelease(
+        Effect.tryPromise({
+          try: () =>
+            manager.wrapWithSandbox(`${proxyBridgeWait}\n${command}`, undefined, undefined, undefined, {
+              commandId: wrap.id,
+              commandText: wrap.commandText
+            }),
+          catch: (e) => new SandboxError({ reason: firstLine(e) })
+        }),
+        () => Effect.sync(() => manager.cleanupAfterCommand())
+      ),
+    explain: (id, output, failed) =>
+      SandboxNotes.note(
+        config,
+        policy,
+        SandboxNotes.refusals(
+          manager
+            .getSandboxViolationStore()
+            .getViolationsForCommand(id)
+            .map((v) => v.line),
+          output
+        ),
+        failed
+      )
+  })
+}
+
+/**
+ * The service for what the settings ask now: off; on over the runtime already running (its configuration
+ * replaced); or on over a runtime started now in `scope` (unavailable, with the reasons, when it cannot start).
+ */
+const serviceFor = (wanted: Wanted, options: LiveOptions, running: Manager | undefined, scope: Scope.Scope) =>
   Effect.gen(function* () {
-    const wanted = yield* configured(options)
-    if (wanted._tag === "Off") return Sandbox.of({ ...disabledService, config: wanted.config })
+    if (wanted._tag === "Off") return { service: Sandbox.of({ ...disabledService, config: wanted.config }), running }
     const { config, cwd, policy } = wanted
+    if (running !== undefined) {
+      running.updateConfig(runtimeConfig(policy, options))
+      return { service: readyService(wanted, running), running }
+    }
     // The state directory is made read-only inside the sandbox; it must exist as a directory first, or the runtime
     // would put an empty file in its place while a command runs.
     yield* Effect.sync(() => Fs.mkdirSync(wanted.stateDir, { recursive: true })).pipe(Effect.ignore)
     const tmp = yield* sandboxTmpDir.pipe(Effect.orElseSucceed(() => "/tmp/claude"))
     yield* Effect.sync(() => Fs.mkdirSync(tmp, { recursive: true })).pipe(Effect.ignore)
-    const started = yield* Effect.either(start(runtimeConfig(policy, options), cwd))
+    const started = yield* Effect.either(start(runtimeConfig(policy, options), cwd).pipe(Scope.extend(scope)))
     if (Either.isLeft(started)) {
-      return Sandbox.of({
+      const service = Sandbox.of({
         ...disabledService,
         config,
         policy,
         warnings: policy.warnings,
         availability: { _tag: "Unavailable", reasons: started.left }
       })
+      return { service, running }
     }
     const manager = started.right.SandboxManager
+    return { service: readyService(wanted, manager), running: manager }
+  })
+
+/** The part of the settings the sandbox follows, as one comparable text. */
+const fingerprint = (inputs: Inputs): string => JSON.stringify([inputs.permissions, inputs.section ?? null])
+
+/**
+ * Builds the service from the settings (and the `--sandbox`/`--no-sandbox` override). With live settings it follows
+ * them: an edit of `sandbox.*` (or of the permission rules its policy comes from) applies from the next Bash call —
+ * the runtime is started when the sandbox is turned on mid-session, reconfigured when its policy changes, and left
+ * running (unused) when it is turned off, until the layer closes.
+ */
+export const make = (options: LiveOptions = {}) =>
+  Effect.gen(function* () {
+    const scope = yield* Effect.scope
+    const settings = yield* Settings
+    const first = yield* serviceFor(yield* configured(options), options, undefined, scope)
+    const live = yield* Effect.serviceOption(LiveSettings)
+    if (Option.isNone(live)) return first.service
+    let current = first
+    let followed = fingerprint({ permissions: settings.permissions, section: settings.settings.sandbox })
+    const context = yield* Effect.context<Settings | Session>()
+    // runs before the reloaded settings are in force, so the next Bash call sees the sandbox they ask for
+    yield* live.value.beforeApply((next) =>
+      Effect.gen(function* () {
+        const inputs: Inputs = { permissions: next.permissions, section: next.settings.sandbox }
+        const key = fingerprint(inputs)
+        if (key === followed) return
+        followed = key
+        const wanted = yield* configured(options, inputs)
+        current = yield* serviceFor(wanted, options, current.running, scope)
+        const availability = current.service.availability
+        if (availability._tag === "Unavailable") {
+          yield* Effect.logWarning(
+            `The sandbox the settings now ask for cannot run: ${availability.reasons.join("; ")}`
+          )
+        }
+      }).pipe(Effect.provide(context))
+    )
     return Sandbox.of({
-      config,
-      policy,
-      warnings: [...policy.warnings, ...manager.checkDependencies().warnings],
-      availability: { _tag: "Ready" },
-      wrap: (command, wrap) =>
-        Effect.acquireRelease(
-          Effect.tryPromise({
-            try: () =>
-              manager.wrapWithSandbox(`${proxyBridgeWait}\n${command}`, undefined, undefined, undefined, {
-                commandId: wrap.id,
-                commandText: wrap.commandText
-              }),
-            catch: (e) => new SandboxError({ reason: firstLine(e) })
-          }),
-          () => Effect.sync(() => manager.cleanupAfterCommand())
-        ),
-      explain: (id, output, failed) =>
-        SandboxNotes.note(
-          config,
-          policy,
-          SandboxNotes.refusals(
-            manager
-              .getSandboxViolationStore()
-              .getViolationsForCommand(id)
-              .map((v) => v.line),
-            output
-          ),
-          failed
-        )
+      get config() {
+        return current.service.config
+      },
+      get availability() {
+        return current.service.availability
+      },
+      get policy() {
+        return current.service.policy
+      },
+      get warnings() {
+        return current.service.warnings
+      },
+      wrap: (command, wrap) => current.service.wrap(command, wrap),
+      explain: (id, output, failed) => current.service.explain(id, output, failed)
     })
   })
 

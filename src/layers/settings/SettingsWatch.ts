@@ -81,12 +81,17 @@ export const make = (options: WatchOptions, changes?: Stream.Stream<string>) =>
         yield* PubSub.publish(hub, { _tag: "Rejected", file: fileOf(error), message: error.message })
       })
 
+    // the steps other parts run before a change is put in force (LiveSettings.beforeApply)
+    const steps = new Set<(next: Snapshot) => Effect.Effect<void>>()
+
     const apply = (file: string, snapshot: Snapshot) =>
       Effect.gen(function* () {
         yield* Ref.set(refused, Option.none())
-        const before = yield* Ref.getAndSet(state, stateOf(snapshot))
+        const changed = fingerprint((yield* Ref.get(state)).snapshot) !== fingerprint(snapshot)
+        if (changed) yield* Effect.forEach([...steps], (step) => step(snapshot), { discard: true })
+        yield* Ref.set(state, stateOf(snapshot))
         latest = snapshot
-        if (fingerprint(before.snapshot) === fingerprint(snapshot)) return
+        if (!changed) return
         yield* Effect.logInfo(`Settings reloaded after a change to ${file}: they apply from the next call`)
         yield* PubSub.publish(hub, { _tag: "Applied", file, sources: snapshot.sources })
       })
@@ -161,7 +166,12 @@ export const make = (options: WatchOptions, changes?: Stream.Stream<string>) =>
         current: Effect.map(Ref.get(state), (s) => s.snapshot),
         latest: () => latest,
         subscribe: PubSub.subscribe(hub),
-        reload
+        reload,
+        beforeApply: (step) =>
+          Effect.acquireRelease(
+            Effect.sync(() => steps.add(step)),
+            () => Effect.sync(() => steps.delete(step))
+          ).pipe(Effect.asVoid)
       }),
       policies: ToolPolicies.of({ current: Effect.map(Ref.get(state), (s) => s.policies) })
     }

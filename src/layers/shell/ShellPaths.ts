@@ -18,6 +18,10 @@ import * as PathLists from "../../domain/shell/PathLists.js"
 import * as Expansion from "../../domain/shell/ShellExpansion.js"
 import type { PathStep } from "../../services/ShellAnalyzer.js"
 import * as PathResolver from "./PathResolver.js"
+import * as TreeChanges from "./TreeChanges.js"
+
+export type { ChangedWrite } from "./TreeChanges.js"
+
 import { isInput } from "./XargsCommand.js"
 
 /**
@@ -52,6 +56,8 @@ export interface BashPath {
   readonly redirect?: boolean | undefined
   /** Stands for the names a lister prints, which `xargs` hands to the command (see ListedNames.ts). */
   readonly listed?: Listed | undefined
+  /** The index of the line's step (a command or a redirection, in order) that names it. */
+  readonly step?: number | undefined
 }
 
 /** How the names a lister prints reach the command `xargs` runs. */
@@ -75,6 +81,8 @@ export interface UnresolvedPath {
 export interface BashPaths {
   readonly paths: ReadonlyArray<BashPath>
   readonly unresolved: ReadonlyArray<UnresolvedPath>
+  /** Writes whose target an earlier command of the line may have replaced (see TreeChanges.ts). */
+  readonly afterChange: ReadonlyArray<TreeChanges.ChangedWrite>
 }
 
 /** What resolution needs besides the line. */
@@ -165,7 +173,7 @@ export const resolve = (
           const absolute: Expansion.Template = text.startsWith("/")
             ? expanded.template
             : [{ _tag: "Text", text: `${dir}/`, quoted: true }, ...expanded.template]
-          pending.push([absolute, access, recursive, follows, tracked, dotglob, extra])
+          pending.push([absolute, access, recursive, follows, tracked, dotglob, { ...extra, step: stepIndex }])
         }
       }
     }
@@ -181,7 +189,7 @@ export const resolve = (
     ) =>
       Effect.gen(function* () {
         const skips = extra?.skips
-        const key = `${access}${recursive ? "+" : ""}${tracked ? "t" : ""}${extra?.implicit === true ? "i" : ""}${extra?.guessed === true ? "g" : ""}${extra?.redirect === true ? "r" : ""}${extra?.listed === undefined ? "" : "l"}${follows === undefined ? "" : `>${follows.access}`}\0${raw}`
+        const key = `${extra?.step ?? ""}:${access}${recursive ? "+" : ""}${tracked ? "t" : ""}${extra?.implicit === true ? "i" : ""}${extra?.guessed === true ? "g" : ""}${extra?.redirect === true ? "r" : ""}${extra?.listed === undefined ? "" : "l"}${follows === undefined ? "" : `>${follows.access}`}\0${raw}`
         if (glob === undefined && seen.has(key)) return
         seen.add(key)
         const normalized = Path.resolve(raw)
@@ -202,7 +210,8 @@ export const resolve = (
           ...(extra?.implicit === true ? { implicit: true } : {}),
           ...(extra?.guessed === true ? { guessed: true } : {}),
           ...(extra?.redirect === true ? { redirect: true } : {}),
-          ...(extra?.listed === undefined ? {} : { listed: extra.listed })
+          ...(extra?.listed === undefined ? {} : { listed: extra.listed }),
+          ...(extra?.step === undefined ? {} : { step: extra.step })
         })
         // A tree walked through its links: what lies under it may be anywhere. Only a path known to be a regular
         // file is exempt (one that does not exist yet may be a directory by the time the command runs).
@@ -279,7 +288,9 @@ export const resolve = (
       })
 
     let dirs: Array<Directory> = [options.cwd]
+    let stepIndex = -1
     for (const step of steps) {
+      stepIndex++
       if (step._tag === "Redirect") {
         const access = step.operator.startsWith("<") ? "read" : "write"
         addTemplate(step.target, dirs, access, false, undefined, false, { redirect: true })
@@ -295,7 +306,7 @@ export const resolve = (
     for (const [absolute, access, recursive, follows, tracked, dots, extra] of pending) {
       yield* addExpanded(absolute, access, recursive, follows, tracked, dots, extra)
     }
-    return out
+    return { ...out, afterChange: TreeChanges.afterChanges(steps, out.paths) }
 
     function commandDirectories(step: Extract<PathStep, { _tag: "Command" }>, current: ReadonlyArray<Directory>) {
       if (step.chdirUnknown !== undefined) return [undefined]
@@ -354,6 +365,7 @@ interface Extra {
   readonly guessed?: boolean | undefined
   readonly redirect?: boolean | undefined
   readonly listed?: Listed | undefined
+  readonly step?: number | undefined
 }
 
 type AddTemplate = (

@@ -219,8 +219,9 @@ export const make = Effect.gen(function* () {
   const unsandboxed: SandboxDomain.RunPlan = { _tag: "Unsandboxed", why: "disabled" }
   const planOf = (input: Input) =>
     Effect.suspend(() => {
-      // With the sandbox off there is nothing to plan (and no command line to analyse again).
-      if (!sandboxOn) return Effect.succeed(unsandboxed)
+      // With the sandbox off there is nothing to plan (and no command line to analyse again). Read at each call:
+      // with live settings the sandbox follows sandbox.enabled (the description and input stay as at start).
+      if (!sandbox.config.enabled) return Effect.succeed(unsandboxed)
       const commands = analysisOf(analyzer, input, input.command).commands.map((c) => c.argv)
       const plan = SandboxPort.planFor(sandbox, commands, input.dangerouslyDisableSandbox === true)
       return plan._tag === "Refused" ? Effect.fail(new ToolFailure({ message: plan.message })) : Effect.succeed(plan)
