@@ -26,6 +26,8 @@ export default defineConfig(({ mode }) => ({
     exclude: mode === "unit" ? slow : [],
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // better-sqlite3's native binding, compiled here on the first run after `npm ci` (which does not compile it)
+    globalSetup: ["test/fixtures/SqliteBinding.ts"],
     setupFiles: ["test/fixtures/YieldBetweenTests.ts", "test/fixtures/RestoreEffectIt.ts"],
     pool: "forks",
     // A worker process runs file after file with one module graph: Effect, the engine and the tree-sitter grammar

@@ -5,6 +5,8 @@
  */
 import * as Path from "node:path"
 import * as ProtectedPaths from "../../domain/ProtectedPaths.js"
+import * as DeviceWrites from "../../domain/shell/DeviceWrites.js"
+import * as Expansion from "../../domain/shell/ShellExpansion.js"
 import type { ShellAnalysis } from "../../services/ShellAnalyzer.js"
 import { pass, type Stage } from "./Prepared.js"
 
@@ -128,5 +130,36 @@ export const safetyPaths: Stage = (call) => {
       }
     }
   }
+  const device = writes ? bashDeviceWrite(call) : undefined
+  if (device !== undefined)
+    return { step: "safetyPaths", outcome: "ask", reason: `${device}: it always needs approval` }
   return pass("safetyPaths", writes ? "no protected path is written" : "the call writes no files")
+}
+
+/** The program and arguments of the line's step `index`, as plain words (`command`/`builtin` skipped). */
+const stepProgram = (call: Parameters<Stage>[0], index: number | undefined) => {
+  const step = index === undefined ? undefined : call.analysis?.pathSteps?.[index]
+  if (step === undefined || step._tag !== "Command") return {}
+  const words = step.words.map((word) => Expansion.plainText(word) ?? "")
+  let at = 0
+  while (words[at] === "command" || words[at] === "builtin") at++
+  return { program: Path.basename(words[at] ?? ""), args: words.slice(at + 1) }
+}
+
+/** Why a Bash write of a device or kernel file needs approval (see DeviceWrites), or undefined. */
+const bashDeviceWrite = (call: Parameters<Stage>[0]): string | undefined => {
+  for (const path of call.bash?.paths ?? []) {
+    if (path.access !== "write") continue
+    const writer = {
+      given: path.given,
+      redirect: path.redirect === true,
+      guessed: path.guessed === true,
+      ...stepProgram(call, path.step)
+    }
+    for (const form of path.forms) {
+      const reason = DeviceWrites.reason(form, writer)
+      if (reason !== undefined) return reason
+    }
+  }
+  return undefined
 }
