@@ -18,7 +18,7 @@
  */
 import * as NodeFs from "node:fs"
 import * as NodePath from "node:path"
-import type { CommandExecutor, FileSystem, Path } from "@effect/platform"
+import type { FileSystem } from "@effect/platform"
 import { Effect, Layer, Schema, Stream } from "effect"
 import type { DuplicateToolError } from "./domain/Errors.js"
 import type * as McpConfig from "./domain/McpConfig.js"
@@ -61,8 +61,11 @@ import type { ToolExecutor } from "./services/ToolExecutor.js"
 import type { ToolRegistry } from "./services/ToolRegistry.js"
 import type { Transcript } from "./services/Transcript.js"
 
-/** The platform services the engine runs on; `layerNode` provides them (and the terminal) with `NodePlatform.layer`. */
-export type Platform = CommandExecutor.CommandExecutor | FileSystem.FileSystem | Path.Path
+/**
+ * The platform services the engine asks for: only the FileSystem. Processes are not a service yet: Bash, hooks and
+ * the sandbox spawn them with node:child_process (layers/process/ProcessGroup.ts), so the engine still needs Node. `layerNode` provides it (with Path, CommandExecutor and the terminal) with `NodePlatform.layer`.
+ */
+export type Platform = FileSystem.FileSystem
 
 /** The session-level services every other part may use: session, settings and the shell analyzer. */
 export type Base = Session | Settings | ShellAnalyzer | Sandbox
@@ -86,8 +89,12 @@ export type Services = ToolExecutor | ToolRegistry | McpClients | LanguageModel 
 /** Everything `Armature.layerNode` provides: `Services` plus the Node platform. */
 export type NodeServices = Services | NodePlatform.NodePlatform
 
-/** A tool given to the preset: a made tool (`Tool.make(...)`) or a layer that registers tools. */
-export type ToolInput<E, R> = Effect.Effect<Tool.Any, E, R> | Layer.Layer<never, E, R>
+/**
+ * A tool given to the preset: a made tool (`Tool.make(...)`), whose `call` may need any of `R` (provided when the
+ * engine is built), or a layer that registers tools.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: a tool of any input, output and failure
+export type ToolInput<E, R> = Effect.Effect<Tool.Tool<any, any, any, R>, E, R> | Layer.Layer<never, E, R>
 
 /** Who answers "ask": nobody (every ask is refused with the headless text), or a Layer of your own. */
 export type ApproverInput<E> = "headless" | Layer.Layer<ApproverPort.Approver, E, Settings | Session | ShellAnalyzer>
@@ -376,7 +383,8 @@ const compose = <E>(options: Options<E>) => {
 export type EngineError = Layer.Layer.Error<ReturnType<typeof compose<never>>>
 
 /**
- * The whole engine, on any platform that provides FileSystem, Path and CommandExecutor. Building it reads the
+ * The whole engine, over any FileSystem (test/layers/tools/ReadFakeDisk.test.ts serves Read from a fake one) on a
+ * Node-compatible runtime (processes and some file tools still use Node's modules). Building it reads the
  * settings files, loads the shell grammar and starts the MCP servers (without waiting for them).
  */
 export const layer = <E = never>(options: Options<E> = {}): Layer.Layer<Services, E | EngineError, Platform> =>

@@ -28,6 +28,7 @@ import * as DurableSession from "../layers/durable/DurableSession.js"
 import * as DurableStore from "../layers/durable/DurableStore.js"
 import * as SessionEvents from "../layers/durable/SessionEvents.js"
 import * as SessionLease from "../layers/durable/SessionLease.js"
+import * as ToolVersionPins from "../layers/durable/ToolVersionPins.js"
 import * as OtlpExport from "../layers/observability/OtlpExport.js"
 import * as SpawnRecord from "../layers/process/SpawnRecord.js"
 import { CallJournal } from "../services/CallJournal.js"
@@ -151,10 +152,14 @@ const sessionBody = (sessionId: string) =>
           }),
         sync: Effect.void
       })
-      const subtype = yield* runAgent({ ...args, prompt }, audit, {
-        interrupts: latest ? interruptsOf(sql, sessionId, n) : Stream.never,
-        exitCode: false
-      }).pipe(
+      // the tool versions of the session's start are pinned before its calls, on every run of it (as run --durable)
+      const subtype = yield* Effect.zipRight(
+        ToolVersionPins.pin,
+        runAgent({ ...args, prompt }, audit, {
+          interrupts: latest ? interruptsOf(sql, sessionId, n) : Stream.never,
+          exitCode: false
+        })
+      ).pipe(
         Effect.updateService(LanguageModel, model),
         Effect.provideService(CallJournal, journal),
         Effect.provideService(Transcript, transcript),

@@ -1,7 +1,8 @@
 /**
  * Runs one tool outside the executor, with a fake context: decodes the input with the tool's Schema, runs its
  * validation and its handler, and returns the output, the `tool_result` content and the progress it emitted. For
- * unit tests of a tool's own behaviour; the permission pipeline, hooks and the executor are not involved.
+ * unit tests of a tool's own behaviour; the permission pipeline, hooks and the executor are not involved. The
+ * services the tool's `call` needs are left in the result's type, for the test to provide.
  */
 import { Effect, type ParseResult, Ref, Schema } from "effect"
 import type { ToolResultContent } from "../domain/Blocks.js"
@@ -35,11 +36,11 @@ export interface ToolRun<O> {
 }
 
 /** Runs `tool` on `input` (the raw JSON the model would send). */
-export const runTool = <I, O>(
-  tool: Tool.Tool<I, O> | Effect.Effect<Tool.Tool<I, O>, ToolSchemaError>,
+export const runTool = <I, O, E = ToolFailure, R = never, MR = never>(
+  tool: Tool.Tool<I, O, E, R> | Effect.Effect<Tool.Tool<I, O, E, R>, ToolSchemaError, MR>,
   input: unknown,
   options: RunToolOptions = {}
-): Effect.Effect<ToolRun<O>, ToolFailure | ToolValidationError | ToolSchemaError | ParseResult.ParseError> =>
+): Effect.Effect<ToolRun<O>, E | ToolValidationError | ToolSchemaError | ParseResult.ParseError, R | MR> =>
   Effect.gen(function* () {
     const made = Effect.isEffect(tool) ? yield* tool : tool
     const progress = yield* Ref.make<ReadonlyArray<unknown>>([])

@@ -55,4 +55,11 @@ describe("the documentation", () => {
     }
     expect(broken).toEqual([])
   })
+
+  it("every src/ path docs/architecture.md names exists", () => {
+    const page = Fs.readFileSync(Path.join(docs, "architecture.md"), "utf8")
+    const named = [...page.matchAll(/`(src\/[^`\s]+)`/g)].map((m) => m[1])
+    expect(named.length).toBeGreaterThan(10)
+    expect(named.filter((p) => !Fs.existsSync(Path.join(root, p)))).toEqual([])
+  })
 })

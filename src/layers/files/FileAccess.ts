@@ -5,6 +5,7 @@
 
 import * as Crypto from "node:crypto"
 import type * as NodeFs from "node:fs"
+import * as NodeFsSync from "node:fs"
 import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
 import { Effect, Exit, Option, Schema } from "effect"
@@ -38,6 +39,12 @@ export const stat = (path: string): Effect.Effect<Option.Option<NodeFs.Stats>, F
       () => Effect.succeed(Option.none())
     )
   )
+
+/**
+ * Whether a path exists now, synchronously: for predicates such as Write's `isDestructive`, which are plain functions
+ * of the input.
+ */
+export const existsNow = (path: string): boolean => NodeFsSync.existsSync(path)
 
 /** Reads a whole file. */
 export const readBytes = (path: string): Effect.Effect<Uint8Array, FileError> => io(() => Fs.readFile(path))

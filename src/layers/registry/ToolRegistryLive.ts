@@ -4,7 +4,7 @@
  * the one the settings' `toolVersions` pin (docs/tools.md, "Tool versions"). A call holds the tool it looked up, so a
  * version registered while it runs serves the calls that start after.
  */
-import { Effect, Layer, Option, PubSub, Ref, Stream } from "effect"
+import { Context, Effect, Layer, Option, PubSub, Ref, Scope, Stream } from "effect"
 import { DuplicateToolError } from "../../domain/Errors.js"
 import * as Tool from "../../domain/Tool.js"
 import * as ToolVersion from "../../domain/ToolVersion.js"
@@ -164,6 +164,7 @@ export const register = <I, O, E, RT, ME, MR>(
       const registry = yield* ToolRegistry
       const made = yield* tool
       const context = yield* Effect.context<RT>()
-      yield* registry.registerScoped(Tool.provide(made, context))
+      // the layer's own Scope is not the call's: a call that needs one gets it where it runs
+      yield* registry.registerScoped(Tool.provide(made, Context.omit(Scope.Scope)(context) as Context.Context<RT>))
     })
   )

@@ -5,7 +5,6 @@
  */
 import * as Path from "node:path"
 import { Effect, Option, Schema } from "effect"
-import { ToolFailure } from "../../domain/Errors.js"
 import * as Tool from "../../domain/Tool.js"
 import { FileStateCache } from "../../services/FileStateCache.js"
 import * as FileAccess from "../files/FileAccess.js"
@@ -179,6 +178,7 @@ export const makeWith = (options: Options) =>
       input: Input,
       output: Schema.String,
       category: "file",
+      failure: FileAccess.FileError,
       searchHint: "edit modify replace change file string",
       resources: (input) => [{ key: Path.resolve(input.file_path), access: "write" }],
       summarize: (input) => input.file_path,
@@ -193,7 +193,7 @@ export const makeWith = (options: Options) =>
           if (done.created) return `File created successfully at: ${path}`
           const what = updatedMessage(path, done.count)
           return options.snippet === true ? `${what} The edited region:\n${snippet(done)}` : what
-        }).pipe(Effect.mapError((e) => new ToolFailure({ message: e.message })))
+        })
     })
   })
 

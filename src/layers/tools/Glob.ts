@@ -1,13 +1,11 @@
 /**
  * Glob: finds files by name pattern (docs/tools.md), honouring .gitignore files, newest first, at most 100 paths.
  */
-import * as NodeFs from "node:fs"
-import * as Fs from "node:fs/promises"
 import * as Path from "node:path"
-import { Effect, Schema } from "effect"
+import { Effect, Option, Schema } from "effect"
 import picomatch from "picomatch"
-import { ToolFailure } from "../../domain/Errors.js"
 import * as Tool from "../../domain/Tool.js"
+import * as FileAccess from "../files/FileAccess.js"
 import * as FileWalker from "../files/FileWalker.js"
 import * as ReadGuardLive from "../permissions/ReadGuardLive.js"
 import * as ToolRegistryLive from "../registry/ToolRegistryLive.js"
@@ -63,14 +61,6 @@ export interface Found {
   readonly skipped: ReadonlyArray<FileWalker.Skipped>
 }
 
-const mtimeOf = (path: string): number => {
-  try {
-    return NodeFs.statSync(path).mtimeMs
-  } catch {
-    return 0
-  }
-}
-
 /** The directory a pattern is walked from, the directory its paths are relative to, and the glob left. */
 export const rootOf = (pattern: string, dir: string) => {
   const absolute = Path.isAbsolute(pattern)
@@ -85,31 +75,27 @@ export const findGuarded = (
   pattern: string,
   dir: string,
   guard?: FileWalker.Guard
-): Effect.Effect<Found, ToolFailure> =>
+): Effect.Effect<Found, FileAccess.FileError> =>
   Effect.gen(function* () {
     const { absolute, base, glob, prefix, root } = rootOf(pattern, dir)
-    const exists = yield* Effect.promise(() =>
-      Fs.stat(root).then(
-        (s) => s.isDirectory(),
-        () => false
-      )
+    const exists = yield* FileAccess.stat(root).pipe(
+      Effect.map((found) => Option.isSome(found) && found.value.isDirectory()),
+      Effect.orElseSucceed(() => false)
     )
     if (!exists) {
       return absolute || prefix === ""
-        ? yield* new ToolFailure({ message: `Directory does not exist: ${root}` })
+        ? yield* new FileAccess.FileError({ message: `Directory does not exist: ${root}` })
         : { paths: [], skipped: [] }
     }
     const hidden = /(^|\/)\.[^./]/.test(glob)
     const isMatch = picomatch(glob === "" ? "**" : glob, { dot: hidden })
-    const walked = yield* FileWalker.walk({ root, base, hidden, guard }).pipe(
-      Effect.mapError((e) => new ToolFailure({ message: e.message }))
-    )
+    const walked = yield* FileWalker.walk({ root, base, hidden, guard })
     const dated: Array<{ readonly path: string; readonly mtime: number }> = []
     yield* Effect.promise((signal) =>
       FileWalker.sliced(
         walked.files,
         (f) => {
-          if (isMatch(f.relative)) dated.push({ path: f.path, mtime: mtimeOf(f.path) })
+          if (isMatch(f.relative)) dated.push({ path: f.path, mtime: FileWalker.mtimeNow(f.path) })
         },
         signal
       )
@@ -121,7 +107,7 @@ export const findGuarded = (
   })
 
 /** Finds the files matching a glob under a directory, newest first (ties by path). */
-export const find = (pattern: string, dir: string): Effect.Effect<ReadonlyArray<string>, ToolFailure> =>
+export const find = (pattern: string, dir: string): Effect.Effect<ReadonlyArray<string>, FileAccess.FileError> =>
   Effect.map(findGuarded(pattern, dir), (found) => found.paths)
 
 /** Formats Glob's result, naming files relative to `cwd` when they are under it; notes what was skipped. */
@@ -144,6 +130,7 @@ export const make = Effect.flatMap(ReadGuardLive.current, (readGuard) =>
     description,
     input: Input,
     output: Schema.String,
+    failure: FileAccess.FileError,
     category: "search",
     searchHint: "find files glob pattern name list",
     ...searchFlags,

@@ -4,7 +4,7 @@
  */
 import * as Path from "node:path"
 import { Effect, Schema } from "effect"
-import { ToolFailure, ToolValidationError } from "../../domain/Errors.js"
+import { ToolValidationError } from "../../domain/Errors.js"
 import * as Tool from "../../domain/Tool.js"
 import * as FileWalker from "../files/FileWalker.js"
 import * as GrepEngine from "../files/GrepEngine.js"
@@ -160,6 +160,7 @@ export const makeWith = (engine: Engine) =>
       description,
       input: Input,
       output: Schema.String,
+      failure: GrepEngine.GrepError,
       category: "search",
       searchHint: "search grep ripgrep rg find text regex content",
       ...searchFlags,
@@ -176,7 +177,7 @@ export const makeWith = (engine: Engine) =>
         Effect.flatMap(
           readGuard.forSearch({ tool: "Grep", root: Path.resolve(ctx.cwd, input.path ?? "."), cwd: ctx.cwd }),
           (guard) => search(engine, input, ctx.cwd, guard)
-        ).pipe(Effect.mapError((e) => new ToolFailure({ message: e.message })))
+        )
     })
   )
 

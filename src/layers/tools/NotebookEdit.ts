@@ -6,7 +6,6 @@
  */
 import * as Path from "node:path"
 import { Effect, Option, Schema } from "effect"
-import { ToolFailure } from "../../domain/Errors.js"
 import * as Notebook from "../../domain/Notebook.js"
 import * as Tool from "../../domain/Tool.js"
 import { FileStateCache } from "../../services/FileStateCache.js"
@@ -102,6 +101,7 @@ export const make = Effect.gen(function* () {
     description,
     input: Input,
     output: Schema.String,
+    failure: FileAccess.FileError,
     category: "file",
     searchHint: "jupyter notebook ipynb cell edit",
     isDestructive: (input) => input.edit_mode === "delete",
@@ -116,7 +116,7 @@ export const make = Effect.gen(function* () {
           cache.record(path, r)
         )
         return resultText(path, edited)
-      }).pipe(Effect.mapError((e) => new ToolFailure({ message: e.message })))
+      })
   })
 })
 

@@ -2,10 +2,8 @@
  * Write: creates or overwrites a file atomically (docs/tools.md). An existing file must have been read in this session
  * and not changed since (FileStateCache); the original permissions are kept.
  */
-import * as NodeFs from "node:fs"
 import * as Path from "node:path"
 import { Effect, Option, Schema } from "effect"
-import { ToolFailure } from "../../domain/Errors.js"
 import * as Tool from "../../domain/Tool.js"
 import { FileStateCache } from "../../services/FileStateCache.js"
 import * as FileAccess from "../files/FileAccess.js"
@@ -68,9 +66,10 @@ export const make = Effect.gen(function* () {
     description,
     input: Input,
     output: Schema.String,
+    failure: FileAccess.FileError,
     category: "file",
     searchHint: "write create file save overwrite",
-    isDestructive: (input) => NodeFs.existsSync(input.file_path),
+    isDestructive: (input) => FileAccess.existsNow(input.file_path),
     resources: (input) => [{ key: Path.resolve(input.file_path), access: "write" }],
     summarize: (input) => input.file_path,
     validate: (input, ctx) => FileAccess.validateWrite(input.file_path, ctx.cwd, (path) => prepare(path)),
@@ -83,7 +82,7 @@ export const make = Effect.gen(function* () {
           cache.record(path, r)
         )
         return Option.isNone(mode) ? createdMessage(path) : updatedMessage(path)
-      }).pipe(Effect.mapError((e) => new ToolFailure({ message: e.message })))
+      })
   })
 })
 
