@@ -87,7 +87,10 @@ export const prepareBash = (options: {
         ? resolved.paths.map((p): CheckedPath => {
             if (p.access !== "read") return p
             if (p.tracked === true) {
-              const dir = GitStored.nearestDirectory(p.forms[0] ?? p.given)
+              // A pathspec outside any repository (`:/secrets`, git's magic for the top, read as `/secrets`) is
+              // still one of the repository the command runs in: what that one stores counts.
+              const named = GitStored.nearestDirectory(p.forms[0] ?? p.given)
+              const dir = GitStored.topLevel(named) === undefined ? options.cwd : named
               if (!storedByDir.has(dir)) storedByDir.set(dir, GitStored.storedPaths(dir))
               const stored = storedByDir.get(dir)
               return { ...p, stored: p.listed === undefined ? stored : listedStored(p.listed, dir, stored) }

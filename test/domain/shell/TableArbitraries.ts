@@ -30,7 +30,9 @@ const special: Readonly<Record<string, Partial<Subject>>> = {
   sed: { operands: ["1p"], skip: ["-f"], values: { "-e": "2p" } },
   node: { skip: ["-v", "-h"], required: ["--version"] },
   python: { skip: ["-V"], required: ["--version"] },
-  python3: { skip: ["-V"], required: ["--version"] }
+  python3: { skip: ["-V"], required: ["--version"] },
+  // listed to know which objects they print, never read-only (its table's check)
+  "git cat-file": { skip: ["--batch", "--batch-check", "--batch-command", "--batch-all-objects"] }
 }
 
 /** Every read-only table among the commands, plus git's subcommands. */
@@ -38,7 +40,7 @@ export const subjects: ReadonlyArray<Subject> = [
   ...[...CommandTables.commands.entries()].flatMap(([name, command]) =>
     "interpret" in command || command.writes === true ? [] : [{ prefix: [name], table: command, ...special[name] }]
   ),
-  ...Object.entries(subcommands).map(([name, table]) => ({ prefix: ["git", name], table })),
+  ...Object.entries(subcommands).map(([name, table]) => ({ prefix: ["git", name], table, ...special[`git ${name}`] })),
   { prefix: ["git", "branch"], table: branch, required: ["--list"] },
   { prefix: ["git", "tag"], table: tag, required: ["-l"] },
   { prefix: ["git", "config"], table: config, required: ["--get"], operands: ["user.name"] }

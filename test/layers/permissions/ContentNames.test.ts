@@ -120,6 +120,26 @@ layer(base)("Read rules protect contents, not names", (it) => {
         expect({ command, behavior: yield* decide(command, rules) }).not.toEqual({ command, behavior: "allow" })
       }
       expect(yield* decide("git log --oneline", rules)).toBe("allow")
+      // Under a tool-wide allow: object names from the input, and the `:/` magic (the repository's top), which
+      // must not be read as the absolute path /keys.
+      const wide = { allow: ["Bash"], deny: ["Read(**/*.pem)"] }
+      for (const command of [
+        "git cat-file --batch < objs",
+        "echo HEAD:keys/server.pem | git cat-file --batch",
+        "git cat-file --batch-command < objs",
+        "git cat-file --batch-all-objects --batch",
+        "git grep PRIVATE -- ':/keys'",
+        "git log -p -- ':/k*'"
+      ]) {
+        const behavior = (yield* decideWith({ project, home }, wide, bashRequest(command, project, "default"))).behavior
+        expect({ command, behavior }).not.toEqual({ command, behavior: "allow" })
+      }
+      const names = yield* decideWith(
+        { project, home },
+        wide,
+        bashRequest("git cat-file --batch-check < objs", project, "default")
+      )
+      expect(names.behavior).toBe("allow")
       git("rm", "-q", "--cached", "keys/server.pem")
       git("commit", "-q", "-m", "drop")
       // still in the history: git show HEAD~1 can print it

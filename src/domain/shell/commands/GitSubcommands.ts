@@ -411,12 +411,28 @@ export const subcommands: Readonly<Record<string, CommandTable>> = {
       "--allow-unknown-type",
       "--mailmap, --use-mailmap",
       "--no-mailmap",
+      "--batch[=FORMAT]",
+      "--batch-check[=FORMAT]",
+      "--batch-command[=FORMAT]",
+      "--batch-all-objects",
+      "--buffer",
+      "--unordered",
+      "--follow-symlinks",
+      "-z",
+      "-Z",
       ...helpOptions
     ],
     operands: { rest: "text" },
-    // Only -t, -s and -e print no content; `git cat-file -p`, `git cat-file blob SHA` print an object.
-    implicitRead: (view) => !(view.has("-t") || view.has("-s") || view.has("-e")),
-    names: (view) => view.has("-t") || view.has("-s") || view.has("-e")
+    // Only -t, -s, -e and --batch-check (names, types, sizes) print no content; `git cat-file -p`, `git cat-file
+    // blob SHA` and `--batch`/`--batch-command` (object names from the input, any of them) print objects.
+    implicitRead: (view) => !catFileNames(view),
+    names: (view) => catFileNames(view),
+    // Object names read from the input are not on the line: never read-only (as before these options were known),
+    // while the table still records the repository they can print for the Read rules.
+    check: (view) =>
+      ["--batch", "--batch-check", "--batch-command", "--batch-all-objects"].some((option) => view.has(option))
+        ? "git cat-file --batch reads the objects to print from its input"
+        : undefined
   },
   "for-each-ref": {
     names: true,
@@ -520,4 +536,10 @@ export const subcommands: Readonly<Record<string, CommandTable>> = {
     ],
     operands: { rest: "text" }
   }
+}
+
+/** `git cat-file` printing only names, types and sizes of objects, not their contents. */
+function catFileNames(view: { readonly has: (option: string) => boolean }): boolean {
+  if (view.has("--batch") || view.has("--batch-command")) return false
+  return view.has("-t") || view.has("-s") || view.has("-e") || view.has("--batch-check")
 }
