@@ -116,6 +116,21 @@ export const nearKnownName = (tool: string): string | undefined => {
   return knownToolNames.find((name) => name.length >= 4 && oneEditApart(lower, name.toLowerCase()))
 }
 
+/**
+ * The warning for a rule of `file` whose tool is neither a known tool (in any case: a case mismatch or a near miss is
+ * an error of `parse`) nor an MCP tool: `Foo(x)` is kept, since an application may register a tool under any name, but
+ * it matches nothing unless one does, so the user is told once. Undefined for every other rule, malformed ones included.
+ */
+export const unknownToolWarning = (file: string, text: string): string | undefined => {
+  const match = ruleShape.exec(text.trim())
+  if (match === null) return undefined
+  const tool = match[1]
+  if (tool.startsWith("mcp__") || knownByLowerCase.has(tool.toLowerCase()) || nearKnownName(tool) !== undefined) {
+    return undefined
+  }
+  return `${file.startsWith("--") ? file : `settings file ${file}`}: rule "${text.trim()}" names no built-in tool (${tool}); it matches only a tool registered under that exact name`
+}
+
 /** Parses one rule string; a malformed one is a `PermissionRuleError` naming the rule and its source. */
 export const parse = (text: string, origin: RuleOrigin): Either.Either<Rule, PermissionRuleError> => {
   const trimmed = text.trim()

@@ -68,6 +68,21 @@ describe("PermissionRule.parse", () => {
     }
   })
 
+  it.each(["Deploy", "Weather(x)", "Foo(git push:*)", "BashScript"])(
+    "warns once for %j: a name no built-in tool has matches only a tool registered under it",
+    (text) => {
+      const tool = text.replace(/\(.*$/, "")
+      expect(PermissionRule.unknownToolWarning("/p/.claude/settings.json", text)).toBe(
+        `settings file /p/.claude/settings.json: rule "${text}" names no built-in tool (${tool}); it matches only a tool registered under that exact name`
+      )
+      expect(PermissionRule.unknownToolWarning("--allowed-tools", text)).toMatch(/^--allowed-tools: rule /)
+    }
+  )
+  it.each(["Bash(git push:*)", "Read", "mcp__reads", "mcp__a__b", "bash(git push:*)", "Bassh(x)", "Bash(unclosed"])(
+    "does not warn for %j: a known tool, an MCP tool, or a rule parse already refuses",
+    (text) => expect(PermissionRule.unknownToolWarning("f", text)).toBeUndefined()
+  )
+
   it("splits flag rule lists on commas and spaces, not inside parentheses", () => {
     expect(PermissionRule.splitRuleList("Read, Bash(git log:*) Edit(./a b.txt),WebFetch")).toEqual([
       "Read",

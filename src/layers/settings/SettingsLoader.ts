@@ -60,6 +60,10 @@ export const parseSettingSources = (
 /** The home directory: `$HOME`, else the OS's. */
 export const defaultHome = (): string => process.env.HOME ?? Os.homedir()
 
+/** A rule for a tool no one may register would match nothing: each is named once, with where it came from. */
+const unknownToolWarnings = (file: string, rules: ReadonlyArray<string>): ReadonlyArray<string> =>
+  rules.flatMap((rule) => PermissionRule.unknownToolWarning(file, rule) ?? [])
+
 const readSource = (file: string, root: string, base: string, required: boolean, warnings: Array<string>) =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
@@ -75,6 +79,14 @@ const readSource = (file: string, root: string, base: string, required: boolean,
     const settings = yield* SettingsDomain.decode(file, text.value)
     // a misspelt key would be ignored without a word: each unknown one is named, with the key it was likely meant as
     for (const key of SettingsKeys.unknownKeys(settings)) warnings.push(SettingsKeys.warning(file, key))
+    const permissions = settings.permissions
+    warnings.push(
+      ...unknownToolWarnings(file, [
+        ...(permissions?.allow ?? []),
+        ...(permissions?.ask ?? []),
+        ...(permissions?.deny ?? [])
+      ])
+    )
     return Option.some<SettingsDomain.Source>({ name: file, root, base, settings })
   })
 
@@ -125,6 +137,10 @@ export const load = (options: LoadOptions) =>
     }
     const allowed = (options.allowedTools ?? []).flatMap(PermissionRule.splitRuleList)
     const disallowed = (options.disallowedTools ?? []).flatMap(PermissionRule.splitRuleList)
+    warnings.push(
+      ...unknownToolWarnings("--allowed-tools", allowed),
+      ...unknownToolWarnings("--disallowed-tools", disallowed)
+    )
     if (allowed.length > 0) sources.push(flagSource("--allowed-tools", projectDir, { allow: allowed }))
     if (disallowed.length > 0) sources.push(flagSource("--disallowed-tools", projectDir, { deny: disallowed }))
     if (options.permissionMode !== undefined) {
