@@ -11,6 +11,7 @@ import { NodeFileSystem } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import * as Tool from "../src/domain/Tool.js"
 import * as ProcessBackgroundShells from "../src/layers/process/ProcessBackgroundShells.js"
+import * as ProcessGroup from "../src/layers/process/ProcessGroup.js"
 import * as FsResultStore from "../src/layers/results/FsResultStore.js"
 import * as SessionLive from "../src/layers/session/SessionLive.js"
 import * as TreeSitterShellAnalyzer from "../src/layers/shell/TreeSitterShellAnalyzer.js"
@@ -42,7 +43,7 @@ const Services = Layer.mergeAll(
   FsResultStore.layerDir(dir),
   ProcessBackgroundShells.layerDir(dir),
   SessionLive.layer({ cwd: dir, stateDir: dir })
-).pipe(Layer.provideMerge(NodeFileSystem.layer))
+).pipe(Layer.provideMerge(Layer.merge(NodeFileSystem.layer, ProcessGroup.layer)))
 
 const program = Effect.gen(function* () {
   const bash = yield* Bash.make

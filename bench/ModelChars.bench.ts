@@ -17,6 +17,7 @@ import { Effect, Layer } from "effect"
 import { contentText } from "../src/domain/Blocks.js"
 import type { ToolCall } from "../src/domain/ExecutorEvent.js"
 import * as StreamingExecutor from "../src/layers/executor/StreamingExecutor.js"
+import * as ProcessGroup from "../src/layers/process/ProcessGroup.js"
 import * as ToolRegistryLive from "../src/layers/registry/ToolRegistryLive.js"
 import * as FsResultStore from "../src/layers/results/FsResultStore.js"
 import * as SessionLive from "../src/layers/session/SessionLive.js"
@@ -67,7 +68,9 @@ const main = async () => {
     Layer.provideMerge(
       Layer.mergeAll(PermissionPolicy.allowAll, Approver.headless, Hooks.none, FsResultStore.layerDir(base))
     ),
-    Layer.provideMerge(Layer.mergeAll(SessionLive.layer({ cwd: root }), TreeSitterShellAnalyzer.layer)),
+    Layer.provideMerge(
+      Layer.mergeAll(SessionLive.layer({ cwd: root }), TreeSitterShellAnalyzer.layer, ProcessGroup.layer)
+    ),
     Layer.provideMerge(NodeContext.layer)
   )
   const long = Path.join(root, "long.txt")

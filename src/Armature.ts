@@ -32,6 +32,7 @@ import * as CallbackApprover from "./layers/permissions/CallbackApprover.js"
 import * as ReadGuardLive from "./layers/permissions/ReadGuardLive.js"
 import * as RulePermissionPolicy from "./layers/permissions/RulePermissionPolicy.js"
 import * as NodePlatform from "./layers/platform/NodePlatform.js"
+import * as ProcessGroup from "./layers/process/ProcessGroup.js"
 import * as ToolRegistryLive from "./layers/registry/ToolRegistryLive.js"
 import * as FsResultStore from "./layers/results/FsResultStore.js"
 import * as MemoryResultStore from "./layers/results/MemoryResultStore.js"
@@ -50,6 +51,7 @@ import { LanguageModel, ModelError, type RetryPolicy } from "./services/Language
 import * as LiveSettings from "./services/LiveSettings.js"
 import { McpClients, type McpOptions as McpClientsOptions } from "./services/McpClients.js"
 import type { PermissionPolicy } from "./services/PermissionPolicy.js"
+import type { Processes } from "./services/Processes.js"
 import type { ReadGuard } from "./services/ReadGuard.js"
 import * as ResultCache from "./services/ResultCache.js"
 import type { ResultStore } from "./services/ResultStore.js"
@@ -62,13 +64,17 @@ import type { ToolRegistry } from "./services/ToolRegistry.js"
 import type { Transcript } from "./services/Transcript.js"
 
 /**
- * The platform services the engine asks for: only the FileSystem. Processes are not a service yet: Bash, hooks and
- * the sandbox spawn them with node:child_process (layers/process/ProcessGroup.ts), so the engine still needs Node. `layerNode` provides it (with Path, CommandExecutor and the terminal) with `NodePlatform.layer`.
+ * The platform services the engine asks for: only the FileSystem. The other port, `Processes` (starting and
+ * killing process groups: Bash, background shells, command hooks), is provided by `layer` itself with the Node
+ * implementation (layers/process/ProcessGroup.ts); on a platform without Node's child_process, give your own with
+ * `overrides.processes`. Some parts still use Node's modules directly (the OS sandbox, Grep's engine, git worktrees,
+ * MCP OAuth). `layerNode` provides the FileSystem (with Path, CommandExecutor and the terminal) with
+ * `NodePlatform.layer`.
  */
 export type Platform = FileSystem.FileSystem
 
-/** The session-level services every other part may use: session, settings and the shell analyzer. */
-export type Base = Session | Settings | ShellAnalyzer | Sandbox
+/** The session-level services every other part may use: session, settings, the shell analyzer and processes. */
+export type Base = Session | Settings | ShellAnalyzer | Sandbox | Processes
 
 /** What the stages of the pipeline provide: policy, approver, hooks, result store and result cache. */
 export type Stages =
@@ -178,6 +184,8 @@ export type McpOptions = McpClientsOptions
 
 /** Layers that replace a part of the engine. */
 export interface Overrides<E = never> {
+  /** Starts and kills process groups; by default Node's child_process (ProcessGroup). */
+  readonly processes?: Layer.Layer<Processes, E, Platform> | undefined
   readonly session?: Layer.Layer<Session, E, Platform> | undefined
   readonly settings?: Layer.Layer<Settings, E, Session | Platform> | undefined
   readonly shellAnalyzer?: Layer.Layer<ShellAnalyzer, E, Platform> | undefined
@@ -334,7 +342,8 @@ const compose = <E>(options: Options<E>) => {
     Layer.provideMerge(
       Layer.mergeAll(overrides.settings ?? defaults.settings, overrides.shellAnalyzer ?? defaults.shellAnalyzer)
     ),
-    Layer.provideMerge(session)
+    Layer.provideMerge(session),
+    Layer.provideMerge(overrides.processes ?? ProcessGroup.layer)
   )
   const commandHooks =
     overrides.hooks === undefined

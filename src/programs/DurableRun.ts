@@ -9,6 +9,7 @@ import * as Path from "node:path"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Console, Effect, Layer, Option, Schedule } from "effect"
 import { InvalidInputError } from "../domain/Errors.js"
+import * as StatePaths from "../domain/StatePaths.js"
 import * as CallProcesses from "../layers/durable/CallProcesses.js"
 import * as DurableSession from "../layers/durable/DurableSession.js"
 import * as DurableStore from "../layers/durable/DurableStore.js"
@@ -36,8 +37,7 @@ export const decodeArgs = (text: string): RunArgs =>
   ) as RunArgs
 
 /** The state directory of durable sessions found from here: `ARMATURE_STATE_DIR`, else `<cwd>/.armature`. */
-export const stateDirOf = (cwd: string): string =>
-  Path.resolve(process.env.ARMATURE_STATE_DIR ?? Path.join(Path.resolve(cwd), ".armature"))
+export const stateDirOf = (cwd: string): string => StatePaths.fromProcessEnv(cwd).root
 
 /** Where a session is stored: the database given, else its own SQLite file. */
 const locationOf = (database: Option.Option<string>, stateDir: string, id: string): DurableStore.Location =>

@@ -2,10 +2,10 @@
  * `armature run PROMPT`: the agent loop over the Anthropic Messages API, with streaming tool execution.
  */
 import * as Fs from "node:fs"
-import * as Path from "node:path"
 import { Args, Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
 import { InvalidInputError } from "../domain/Errors.js"
+import * as StatePaths from "../domain/StatePaths.js"
 import * as AgentLoop from "../layers/agent/AgentLoop.js"
 import * as OtlpExport from "../layers/observability/OtlpExport.js"
 import { defaultMaxTokens, defaultModel, defaultRetryPolicy } from "../services/LanguageModel.js"
@@ -41,8 +41,7 @@ export const readPrompt = (arg: Option.Option<string>): Effect.Effect<string, In
 const checkResume = (args: RunArgs) =>
   Effect.suspend(() => {
     if (Option.isNone(args.resume)) return Effect.void
-    const stateDir = Path.resolve(process.env.ARMATURE_STATE_DIR ?? Path.join(Path.resolve(args.cwd), ".armature"))
-    const path = Path.join(stateDir, "transcripts", `${args.resume.value}.jsonl`)
+    const path = StatePaths.transcriptOf(StatePaths.fromProcessEnv(args.cwd), args.resume.value)
     return Fs.existsSync(path)
       ? Effect.void
       : Effect.fail(new InvalidInputError({ message: `--resume: no session ${args.resume.value} (${path} not found)` }))

@@ -13,6 +13,7 @@ import * as FileAccess from "../layers/files/FileAccess.js"
 import * as CallLog from "../layers/observability/CallLog.js"
 import * as RulePermissionPolicy from "../layers/permissions/RulePermissionPolicy.js"
 import * as TerminalApprover from "../layers/permissions/TerminalApprover.js"
+import * as ProcessGroup from "../layers/process/ProcessGroup.js"
 import * as ToolRegistryLive from "../layers/registry/ToolRegistryLive.js"
 import * as FsResultStore from "../layers/results/FsResultStore.js"
 import * as ResultCacheLive from "../layers/results/ResultCacheLive.js"
@@ -127,7 +128,7 @@ export const toolsLayer = (cwd: string, sandbox: Layer.Layer<Sandbox> = SandboxP
     Layer.provideMerge(ToolRegistryLive.layer),
     Layer.provideMerge(TreeSitterShellAnalyzer.layer),
     Layer.provideMerge(SessionLive.layer({ cwd })),
-    Layer.provideMerge(NodeContext.layer)
+    Layer.provideMerge(Layer.merge(NodeContext.layer, ProcessGroup.layer))
   )
 
 /** How the engine is put together beyond the shared options. */

@@ -5,6 +5,7 @@ import * as V8 from "node:v8"
 import { ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Either } from "effect"
+import * as ProcessGroup from "../layers/process/ProcessGroup.js"
 import * as Argv from "./Argv.js"
 import * as ClosedPipe from "./ClosedPipe.js"
 import { run, table, version } from "./cli.js"
@@ -90,6 +91,7 @@ program.pipe(
   ExitCode.reportFailures,
   ClosedPipe.untilClosed,
   Effect.provide(NodeContext.layer),
+  Effect.provide(ProcessGroup.layer),
   Effect.provide(stderrLogger),
   NodeRuntime.runMain({ disableErrorReporting: true, disablePrettyLogger: true })
 )

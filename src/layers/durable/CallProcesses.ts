@@ -13,7 +13,7 @@
 import * as Os from "node:os"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect } from "effect"
-import * as ProcessGroup from "../process/ProcessGroup.js"
+import { Processes, type ProcessesService } from "../../services/Processes.js"
 import * as SpawnRecord from "../process/SpawnRecord.js"
 
 /** Makes the tables if they are not there. */
@@ -60,8 +60,8 @@ interface Row {
   readonly owner_start: number | string
 }
 
-/** The groups this process recorded and has not seen end: tag → leader pid (for `killOwnNow`). */
-const live = new Map<string, number>()
+/** The groups this process recorded and has not seen end: tag → leader pid and the service that started it. */
+const live = new Map<string, { readonly pid: number; readonly processes: ProcessesService }>()
 
 /**
  * Kills at once (SIGKILL) every group this process started for its sessions' calls, and the processes that left
@@ -70,8 +70,8 @@ const live = new Map<string, number>()
  */
 export const killOwnNow = (): number => {
   const groups = [...live.entries()]
-  for (const [tag, pid] of groups) {
-    for (const member of ProcessGroup.findDescendants(pid, tag)) {
+  for (const [tag, { pid, processes }] of groups) {
+    for (const member of processes.findDescendants(pid, tag)) {
       try {
         process.kill(member, "SIGKILL")
       } catch {
@@ -101,6 +101,7 @@ export const recorder = (sessionId: string) =>
   Effect.gen(function* () {
     yield* ensureTable
     const sql = yield* SqlClient.SqlClient
+    const processes = yield* Processes
     const host = Os.hostname()
     // the call's mark goes in before the group's row, and both before the gate opens
     const markCall = (call: string | undefined) =>
@@ -116,7 +117,7 @@ export const recorder = (sessionId: string) =>
           (tag, session_id, pid, start_ticks, boot_id, host, owner_pid, owner_start, created_at)
           VALUES (${spawned.tag}, ${sessionId}, ${spawned.pid}, ${spawned.startTicks}, ${spawned.bootId}, ${host},
             ${self.pid}, ${self.start}, ${Date.now()})`.pipe(Effect.orDie, Effect.asVoid)
-        ).pipe(Effect.zipRight(Effect.sync(() => void live.set(spawned.tag, spawned.pid)))),
+        ).pipe(Effect.zipRight(Effect.sync(() => void live.set(spawned.tag, { pid: spawned.pid, processes })))),
       ended: (tag) =>
         Effect.sync(() => void live.delete(tag)).pipe(
           Effect.zipRight(
@@ -135,21 +136,22 @@ export const recorder = (sessionId: string) =>
 const local = (row: Row): boolean => row.host === Os.hostname() && row.boot_id === SpawnRecord.bootId()
 
 /**
- * Kills what is left of a recorded group (SIGTERM, then SIGKILL; see ProcessGroup.killAll) and waits until it is gone.
+ * Kills what is left of a recorded group (SIGTERM, then SIGKILL; see Processes.killAll) and waits until it is gone.
  * The group id is signalled only when it is still the recorded group; the tag finds the rest either way.
  */
-const killRecorded = (row: Row): Effect.Effect<void> => {
+const killRecorded = (processes: ProcessesService, row: Row): Effect.Effect<void> => {
   const pid = Number(row.pid)
   const started = Number(row.start_ticks)
   const leader = SpawnRecord.startTicksOf(pid)
-  const sameGroup = leader === undefined ? ProcessGroup.groupExists(pid) : leader === started
-  return ProcessGroup.killAll(sameGroup ? pid : -1, row.tag, ProcessGroup.defaultKillGraceMs, started)
+  const sameGroup = leader === undefined ? processes.groupExists(pid) : leader === started
+  return processes.killAll(sameGroup ? pid : -1, row.tag, processes.defaultKillGraceMs, started)
 }
 
 /** Kills each row's group when it is local, and removes the rows of the groups that are gone. */
 const sweep = (rows: ReadonlyArray<Row>) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const processes = yield* Processes
     let killed = 0
     for (const row of rows) {
       if (row.host !== Os.hostname()) {
@@ -160,7 +162,7 @@ const sweep = (rows: ReadonlyArray<Row>) =>
       }
       // on another boot the group is gone with the machine's processes
       if (local(row)) {
-        yield* killRecorded(row)
+        yield* killRecorded(processes, row)
         killed += 1
       }
       yield* sql`DELETE FROM armature_processes WHERE tag = ${row.tag}`

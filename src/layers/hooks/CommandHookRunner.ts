@@ -1,12 +1,13 @@
 /**
- * Runs one command hook as a real process: `/bin/sh -c command` through ProcessGroup (a new session and process
+ * Runs one command hook as a real process: `/bin/sh -c command` through the Processes service (a new session and process
  * group, tagged so that descendants outside the group are found too), the hook input as one JSON line on stdin,
  * stdout and stderr collected (capped), and a time limit measured with Effect's Clock. On timeout, on
- * interruption, and when the hook left processes behind after it exited, ProcessGroup kills everything it
+ * interruption, and when the hook left processes behind after it exited, the service kills everything it
  * started (SIGTERM, then SIGKILL after a grace), so nothing a hook starts survives it. See docs/processes.md.
  */
 import { Data, Duration, Effect, Option } from "effect"
-import * as ProcessGroup from "../process/ProcessGroup.js"
+import { onWallClock } from "../../domain/WallClock.js"
+import { type Handle, Processes } from "../../services/Processes.js"
 
 /** How one hook process ended. */
 export type CommandHookResult = Data.TaggedEnum<{
@@ -67,7 +68,8 @@ class Capture {
 const spawn = (options: CommandHookOptions) =>
   Effect.gen(function* () {
     const cap = options.maxOutputBytes ?? defaultMaxOutputBytes
-    const handle = yield* ProcessGroup.spawn({
+    const processes = yield* Processes
+    const handle = yield* processes.spawn({
       file: shell,
       args: ["-c", options.command],
       cwd: options.cwd,
@@ -78,11 +80,11 @@ const spawn = (options: CommandHookOptions) =>
     })
     const stdout = new Capture(cap)
     const stderr = new Capture(cap)
-    handle.child.stdout?.on("data", (chunk: Buffer) => stdout.add(chunk))
-    handle.child.stderr?.on("data", (chunk: Buffer) => stderr.add(chunk))
+    handle.stdout?.on("data", (chunk: Buffer) => stdout.add(chunk))
+    handle.stderr?.on("data", (chunk: Buffer) => stderr.add(chunk))
     // A hook that never reads stdin makes the write fail with EPIPE; that is the hook's business.
-    handle.child.stdin?.on("error", () => {})
-    handle.child.stdin?.end(`${options.input}\n`)
+    handle.stdin?.on("error", () => {})
+    handle.stdin?.end(`${options.input}\n`)
     return { handle, stdout, stderr }
   })
 
@@ -90,19 +92,19 @@ const spawn = (options: CommandHookOptions) =>
  * Waits (real time, bounded by the kill grace) for the output pipes to close after the shell exited; when a
  * leftover process still holds them, kills the group and everything tagged with the call, then waits again.
  */
-const drain = (handle: ProcessGroup.Handle, graceMs: number): Effect.Effect<void> =>
+const drain = (handle: Handle, graceMs: number): Effect.Effect<void> =>
   Effect.gen(function* () {
-    const closed = yield* handle.closed.pipe(Effect.timeoutOption(Duration.millis(graceMs)), ProcessGroup.onWallClock)
+    const closed = yield* handle.closed.pipe(Effect.timeoutOption(Duration.millis(graceMs)), onWallClock)
     if (Option.isSome(closed)) return
     yield* handle.kill
-    yield* handle.closed.pipe(Effect.timeoutOption(Duration.millis(graceMs)), ProcessGroup.onWallClock)
+    yield* handle.closed.pipe(Effect.timeoutOption(Duration.millis(graceMs)), onWallClock)
   })
 
 /**
  * Runs one command hook to completion, timeout or interruption; the process group (and anything the hook started,
  * in the group or not) never outlives the call.
  */
-export const run = (options: CommandHookOptions): Effect.Effect<CommandHookResult> => {
+export const run = (options: CommandHookOptions): Effect.Effect<CommandHookResult, never, Processes> => {
   const grace = options.killGraceMs ?? defaultKillGraceMs
   return Effect.scoped(
     Effect.gen(function* () {

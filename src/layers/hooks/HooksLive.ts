@@ -11,6 +11,7 @@ import * as HookOutput from "../../domain/HookOutput.js"
 import { Hooks } from "../../services/Hooks.js"
 import * as InProcessHooksRegistry from "../../services/InProcessHooks.js"
 import { type InProcessHook, type InProcessHookResult, InProcessHooks } from "../../services/InProcessHooks.js"
+import { Processes } from "../../services/Processes.js"
 import { Session } from "../../services/Session.js"
 import * as Spans from "../observability/Spans.js"
 import * as CommandHookRunner from "./CommandHookRunner.js"
@@ -151,6 +152,7 @@ const causeMessage = (cause: Cause.Cause<unknown>): string => {
 export const make = (options: HooksOptions) =>
   Effect.gen(function* () {
     const registry = yield* InProcessHooks
+    const processes = yield* Processes
     const env = { CLAUDE_PROJECT_DIR: options.projectDir, ARMATURE_PROJECT_DIR: options.projectDir }
 
     const runCommand = (event: HookEvent, stdin: string, task: CommandTask) =>
@@ -163,6 +165,7 @@ export const make = (options: HooksOptions) =>
         maxOutputBytes: options.maxOutputBytes,
         killGraceMs: options.killGraceMs
       }).pipe(
+        Effect.provideService(Processes, processes),
         Effect.map((result) => commandVerdict(event, task.command, result)),
         Spans.span(Spans.names.hook(event), { "armature.hook.command": task.command })
       )
@@ -231,13 +234,13 @@ export const make = (options: HooksOptions) =>
  * Command hooks from `options.config` plus an empty registry of in-process hooks; provides both, so that
  * `addHook` layers can be composed over it (`Layer.provideMerge`).
  */
-export const layer = (options: HooksOptions): Layer.Layer<Hooks | InProcessHooks> =>
+export const layer = (options: HooksOptions): Layer.Layer<Hooks | InProcessHooks, never, Processes> =>
   Layer.effect(Hooks, make(options)).pipe(Layer.provideMerge(InProcessHooksRegistry.layer))
 
 /** Like `layer`, with the project directory taken from the Session. */
 export const layerFromSession = (
   options: Omit<HooksOptions, "projectDir">
-): Layer.Layer<Hooks | InProcessHooks, never, Session> =>
+): Layer.Layer<Hooks | InProcessHooks, never, Session | Processes> =>
   Layer.unwrapEffect(Effect.map(Session, (session) => layer({ ...options, projectDir: session.projectDir })))
 
 /** Options of an in-process hook. */

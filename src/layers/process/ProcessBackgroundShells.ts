@@ -10,8 +10,8 @@ import { FileSystem } from "@effect/platform"
 import { Effect, Exit, Layer, Option, Scope } from "effect"
 import { ToolFailure } from "../../domain/Errors.js"
 import { BackgroundShells, type ShellInfo, type ShellOutput } from "../../services/BackgroundShells.js"
+import { Processes } from "../../services/Processes.js"
 import { Session } from "../../services/Session.js"
-import * as ProcessGroup from "./ProcessGroup.js"
 
 /** The most new output one read returns, in bytes; older new output is skipped (it stays in the log). */
 export const maxReadBytes = 30_000
@@ -30,6 +30,7 @@ const failure = (message: string) => (e: { readonly message: string }) =>
 export const make = (stateDir: string) =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
+    const processes = yield* Processes
     const dir = Path.join(stateDir, "bash")
     const shells = new Map<string, Entry>()
 
@@ -64,14 +65,16 @@ export const make = (stateDir: string) =>
           const log = yield* fs.open(logPath, { flag: "w" }).pipe(Effect.mapError(failure(`Could not open ${logPath}`)))
           // Wrapped in this scope: the sandbox's per-command state lives until the shell is killed.
           const line = wrap === undefined ? command : yield* wrap(command)
-          const handle = yield* ProcessGroup.spawn({
-            file: "/bin/bash",
-            args: ["-c", line],
-            cwd,
-            stdio: ["ignore", log.fd, log.fd],
-            // KillShell and the end of the session are not on a hot path: always look for escaped descendants.
-            onRelease: "always"
-          }).pipe(Effect.mapError((e) => new ToolFailure({ message: e.message })))
+          const handle = yield* processes
+            .spawn({
+              file: "/bin/bash",
+              args: ["-c", line],
+              cwd,
+              stdio: ["ignore", log.fd, log.fd],
+              // KillShell and the end of the session are not on a hot path: always look for escaped descendants.
+              onRelease: "always"
+            })
+            .pipe(Effect.mapError((e) => new ToolFailure({ message: e.message })))
           const made: Entry = {
             info: { id, command, cwd, pid: handle.pid, logPath, status: { _tag: "running" } },
             offset: 0,
@@ -158,11 +161,11 @@ export const make = (stateDir: string) =>
     })
   })
 
-/** The service under the session's state directory. Requires Session and FileSystem. */
+/** The service under the session's state directory. Requires Session, Processes and FileSystem. */
 export const layer = Layer.scoped(
   BackgroundShells,
   Effect.flatMap(Session, (session) => make(session.stateDir))
 )
 
-/** The service under a given state directory. Requires FileSystem. */
+/** The service under a given state directory. Requires Processes and FileSystem. */
 export const layerDir = (stateDir: string) => Layer.scoped(BackgroundShells, make(stateDir))

@@ -18,26 +18,11 @@ import * as ChildProcess from "node:child_process"
 import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
-import type { Writable } from "node:stream"
-import { Clock, Deferred, Duration, Effect, FiberRef, Schedule, Schema, type Scope } from "effect"
+import type { Readable, Writable } from "node:stream"
+import { Deferred, Duration, Effect, FiberRef, Layer, Schedule, type Scope } from "effect"
+import { onWallClock, wallSleep } from "../../domain/WallClock.js"
+import * as Processes from "../../services/Processes.js"
 import * as SpawnRecord from "./SpawnRecord.js"
-
-/** How the leader of a group ended. */
-export interface Exit {
-  /** The exit code; `null` when the leader was killed by a signal. */
-  readonly code: number | null
-  readonly signal: NodeJS.Signals | null
-}
-
-/** The process could not be started (missing binary, missing working directory, …). */
-export class SpawnError extends Schema.TaggedError<SpawnError>()("SpawnError", {
-  command: Schema.String,
-  reason: Schema.String
-}) {
-  override get message(): string {
-    return `Could not start ${this.command}: ${this.reason}`
-  }
-}
 
 /** The environment variable that tags every process started for one call. */
 export const tagVariable = "ARMATURE_CALL"
@@ -60,28 +45,9 @@ export const childEnvironment = (base: NodeJS.ProcessEnv, tag: string): NodeJS.P
   }
 }
 
-/** A running child and everything it started. */
-export interface Handle {
-  /** The leader's pid, which is also the group id. */
-  readonly pid: number
-  /** The value of `ARMATURE_CALL` in the child's environment and its descendants'. */
-  readonly tag: string
+/** A running child (Processes.Handle) with Node's ChildProcess object. */
+export interface Handle extends Processes.Handle {
   readonly child: ChildProcess.ChildProcess
-  /** Completes when the leader exits (its stdio may still be open in other processes). */
-  readonly exited: Effect.Effect<Exit>
-  /** Completes when every stdio pipe of the child is closed, i.e. no process holds them any more. */
-  readonly closed: Effect.Effect<void>
-  /**
-   * Kills the group and every tagged process: SIGTERM, then SIGKILL after the grace period, repeated until none
-   * is left (bounded). Uninterruptible; a second kill waits for the first.
-   */
-  readonly kill: Effect.Effect<void>
-  /** True while the leader's group has a live member (one syscall, plus a `/proc` check when it may be zombies). */
-  readonly isAlive: () => boolean
-  /** What the child wrote on the canary (fd 3) so far, at most 4 KiB; empty without a canary. */
-  readonly canaryText: () => string
-  /** True when the leader has exited, its pipes are closed and its group is empty: nothing is known to be left. */
-  readonly endedCleanly: () => boolean
 }
 
 /** The time between SIGTERM and SIGKILL by default. */
@@ -91,19 +57,6 @@ export const defaultKillGraceMs = 2_000
 const killRoundsMs = 2_000
 
 const pollMs = 20
-
-/**
- * Real time, not the fiber's Clock: killing is about real processes, and a finalizer waiting for a TestClock
- * that nobody advances would hang the test that interrupts it.
- */
-const liveClock = Clock.make()
-
-/** Runs an effect on the wall clock (its sleeps and timeouts are real time). */
-export const onWallClock = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.withClock(effect, liveClock)
-
-/** Waits on the wall clock. */
-export const wallSleep = (ms: number): Effect.Effect<void> => onWallClock(Effect.sleep(Duration.millis(ms)))
 
 /** The fields of `/proc/<pid>/stat` after the command name: state, ppid, pgrp, … */
 const statFields = (pid: string): ReadonlyArray<string> | undefined => {
@@ -252,31 +205,6 @@ export const killAllWith = (
     })
   )
 
-/** What to start. */
-export interface SpawnOptions {
-  readonly file: string
-  readonly args: ReadonlyArray<string>
-  readonly cwd: string
-  /** The environment (default: this process's); the tag is added to it. */
-  readonly env?: NodeJS.ProcessEnv | undefined
-  readonly stdio: ChildProcess.StdioOptions
-  /** Milliseconds between SIGTERM and SIGKILL (default 2000). */
-  readonly killGraceMs?: number | undefined
-  /**
-   * When the scope closes after the child exited on its own: `"leftovers"` (default) kills only when the group
-   * still has a member or the stdio pipes are still held — cheap checks, no `/proc` scan on a clean end;
-   * `"always"` runs the full kill (for background shells, whose end is never on a hot path).
-   */
-  readonly onRelease?: "leftovers" | "always" | undefined
-  /**
-   * Adds an extra pipe as file descriptor 3 (the canary) that the child and its descendants inherit: it closes
-   * only when the last of them is gone, so `closed` also waits for descendants that redirected their output away
-   * (`nohup cmd >/dev/null 2>&1 &`), and a leftover is noticed without reading `/proc`. The child may write a short
-   * report on it (Bash writes its final directory); the first 4 KiB are kept, see `Handle.canaryText`.
-   */
-  readonly canary?: boolean | undefined
-}
-
 const maxCanaryBytes = 4096
 
 /** The recorder each recorded child was started under, told when its group is gone. */
@@ -284,8 +212,8 @@ const recorders = new WeakMap<Handle, SpawnRecord.Recorder>()
 
 const newTag = (): string => Crypto.randomBytes(9).toString("base64url")
 
-const spawnFailure = (options: SpawnOptions, error: Error): SpawnError =>
-  new SpawnError({
+const spawnFailure = (options: Processes.SpawnOptions, error: Error): Processes.SpawnError =>
+  new Processes.SpawnError({
     command: options.file,
     // Node reports a missing working directory as a missing program (`spawn /bin/sh ENOENT`): say which it is.
     reason: Fs.existsSync(options.cwd) ? error.message : `working directory ${options.cwd} does not exist`
@@ -297,20 +225,21 @@ const spawnFailure = (options: SpawnOptions, error: Error): SpawnError =>
  * started, and the release waits until they are gone. Under a recorder (SpawnRecord: durable sessions) the child is
  * started behind a gate and recorded before it runs anything, and its record goes when the group is gone.
  */
-export const spawn = (options: SpawnOptions): Effect.Effect<Handle, SpawnError, Scope.Scope> =>
+export const spawn = (options: Processes.SpawnOptions): Effect.Effect<Handle, Processes.SpawnError, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.gen(function* () {
       const recorder = yield* FiberRef.get(SpawnRecord.currentRecorder)
       const call = yield* FiberRef.get(SpawnRecord.currentCall)
-      const baseStdio =
-        options.canary === true && Array.isArray(options.stdio) ? [...options.stdio, "pipe" as const] : options.stdio
+      const stdio = options.stdio
+      const baseStdio: ChildProcess.StdioOptions =
+        typeof stdio === "string" ? stdio : options.canary === true ? [...stdio, "pipe"] : [...stdio]
       // the gate is the descriptor after the others; only a child given an array of descriptors can have one
       const gateFd = recorder !== undefined && Array.isArray(baseStdio) ? baseStdio.length : undefined
       const command =
         gateFd === undefined
           ? { file: options.file, args: options.args }
           : SpawnRecord.gated(options.file, options.args, gateFd)
-      const exited = yield* Deferred.make<Exit>()
+      const exited = yield* Deferred.make<Processes.Exit>()
       const closed = yield* Deferred.make<void>()
       let hasExited = false
       let hasClosed = false
@@ -318,7 +247,7 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Handle, SpawnError, 
       let canaryBytes = 0
       const tag = newTag()
       const sinceTicks = ticksNow()
-      const child = yield* Effect.async<ChildProcess.ChildProcess, SpawnError>((resume) => {
+      const child = yield* Effect.async<ChildProcess.ChildProcess, Processes.SpawnError>((resume) => {
         const spawned = ChildProcess.spawn(command.file, [...command.args], {
           cwd: options.cwd,
           env: childEnvironment(options.env ?? process.env, tag),
@@ -366,6 +295,9 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Handle, SpawnError, 
         pid,
         tag,
         child,
+        stdin: child.stdin,
+        stdout: child.stdout as Readable | null,
+        stderr: child.stderr as Readable | null,
         exited: Deferred.await(exited),
         closed: Deferred.await(closed),
         kill: Effect.uninterruptible(kill),
@@ -382,3 +314,12 @@ export const spawn = (options: SpawnOptions): Effect.Effect<Handle, SpawnError, 
         Effect.suspend(() => recorders.get(handle)?.ended(handle.tag) ?? Effect.void)
       )
   )
+
+/** The Node implementation of the Processes service. */
+export const layer: Layer.Layer<Processes.Processes> = Layer.succeed(Processes.Processes, {
+  spawn,
+  killAll: (pgid, tag, graceMs, sinceTicks) => killAll(pgid, tag, graceMs, sinceTicks),
+  findDescendants: (pgid, tag, sinceTicks) => findDescendants(pgid, tag, sinceTicks),
+  groupExists,
+  defaultKillGraceMs
+})

@@ -1,10 +1,12 @@
 /**
  * The session a set of calls belongs to, built from options: its id, directories, working-directory context and
- * shared state. The state directory comes from the options, else `ARMATURE_STATE_DIR`, else `<project>/.armature`.
+ * shared state. The state directory comes from the options, else `ARMATURE_STATE_DIR`, else `<project>/.armature`
+ * (domain/StatePaths.ts).
  */
 import * as Crypto from "node:crypto"
 import * as Path from "node:path"
-import { Config, Effect, Layer, Option, SubscriptionRef } from "effect"
+import { Effect, Layer, SubscriptionRef } from "effect"
+import * as StatePaths from "../../domain/StatePaths.js"
 import * as Tool from "../../domain/Tool.js"
 import { Session } from "../../services/Session.js"
 
@@ -17,26 +19,20 @@ export interface SessionOptions {
   readonly stateDir?: string | undefined
 }
 
-/** `ARMATURE_STATE_DIR`, when set. */
-const stateDirFromEnv = Config.option(Config.string("ARMATURE_STATE_DIR")).pipe(
-  Effect.orElseSucceed(() => Option.none<string>())
-)
-
 /** Makes a session. */
 export const make = (options: SessionOptions) =>
   Effect.gen(function* () {
     const cwd = Path.resolve(options.cwd)
     const projectDir = Path.resolve(options.projectDir ?? cwd)
-    const fromEnv = Option.getOrUndefined(yield* stateDirFromEnv)
-    const stateDir = Path.resolve(options.stateDir ?? fromEnv ?? Path.join(projectDir, ".armature"))
+    const paths = yield* StatePaths.load(projectDir, options.stateDir)
     const id = options.id ?? Crypto.randomUUID()
     return Session.of({
       id,
       projectDir,
-      stateDir,
+      stateDir: paths.root,
       context: yield* SubscriptionRef.make<Tool.SessionContext>({ cwd }),
       state: yield* Tool.makeSessionState,
-      transcriptPath: Path.join(stateDir, "transcripts", `${id}.jsonl`)
+      transcriptPath: StatePaths.transcriptOf(paths, id)
     })
   })
 

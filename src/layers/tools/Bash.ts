@@ -16,14 +16,15 @@ import * as HeadTail from "../../domain/HeadTail.js"
 import * as PersistedOutput from "../../domain/PersistedOutput.js"
 import type * as SandboxDomain from "../../domain/Sandbox.js"
 import * as Tool from "../../domain/Tool.js"
+import { wallSleep } from "../../domain/WallClock.js"
 import { BackgroundShells } from "../../services/BackgroundShells.js"
+import { Processes } from "../../services/Processes.js"
 import { ResultStore, type Spilled } from "../../services/ResultStore.js"
 import * as SandboxPort from "../../services/Sandbox.js"
 import { Session } from "../../services/Session.js"
 import { analysisOf, ShellAnalyzer } from "../../services/ShellAnalyzer.js"
 import * as NodePlatform from "../platform/NodePlatform.js"
 import * as ProcessBackgroundShells from "../process/ProcessBackgroundShells.js"
-import * as ProcessGroup from "../process/ProcessGroup.js"
 import * as SpawnRecord from "../process/SpawnRecord.js"
 import * as ToolRegistryLive from "../registry/ToolRegistryLive.js"
 import * as FsResultStore from "../results/FsResultStore.js"
@@ -206,8 +207,6 @@ export const make = Effect.gen(function* () {
       })
     )
   )
-  const shells = yield* BackgroundShells
-  const fs = yield* FileSystem.FileSystem
   const sandbox = yield* Effect.serviceOption(SandboxPort.Sandbox).pipe(
     Effect.flatMap(
       Option.match({ onSome: Effect.succeed, onNone: () => SandboxPort.Sandbox.pipe(Effect.provide(SandboxPort.none)) })
@@ -268,13 +267,16 @@ export const make = Effect.gen(function* () {
         const stderr = HeadTail.makeBytes(errorStreamBytes, errorStreamBytes)
 
         const { line, plan } = yield* commandLine(input, ctx, `${cwdTrap}${input.command}`)
-        const handle = yield* ProcessGroup.spawn({
-          file: "/bin/bash",
-          args: ["-c", line],
-          cwd: ctx.cwd,
-          stdio: ["ignore", "pipe", "pipe"],
-          canary: true
-        }).pipe(Effect.mapError((e) => new ToolFailure({ message: e.message })))
+        const processes = yield* Processes
+        const handle = yield* processes
+          .spawn({
+            file: "/bin/bash",
+            args: ["-c", line],
+            cwd: ctx.cwd,
+            stdio: ["ignore", "pipe", "pipe"],
+            canary: true
+          })
+          .pipe(Effect.mapError((e) => new ToolFailure({ message: e.message })))
 
         // Each chunk is captured and written to the spill in the tick it was read, so it is never held across an
         // asynchronous boundary: memory stays bounded by the pipes' buffers whatever the output size.
@@ -282,8 +284,8 @@ export const make = Effect.gen(function* () {
         const write = (bytes: Uint8Array) =>
           spill.writeBytes(bytes).pipe(Effect.mapError((e) => new ToolFailure({ message: e.message })))
         const pump = yield* Stream.merge(
-          Stream.tap(byteStream(handle.child.stdout), capture(stdout)),
-          Stream.tap(byteStream(handle.child.stderr), capture(stderr))
+          Stream.tap(byteStream(handle.stdout), capture(stdout)),
+          Stream.tap(byteStream(handle.stderr), capture(stderr))
         ).pipe(Stream.runForEach(write), Effect.forkScoped)
 
         yield* Effect.gen(function* () {
@@ -304,13 +306,13 @@ export const make = Effect.gen(function* () {
           const drained = yield* Fiber.join(pump).pipe(
             Effect.zipRight(handle.closed),
             Effect.as(true),
-            Effect.race(ProcessGroup.wallSleep(drainGraceMs).pipe(Effect.as(false)))
+            Effect.race(wallSleep(drainGraceMs).pipe(Effect.as(false)))
           )
           if (drained) return
           yield* handle.kill
           const closed = yield* Fiber.join(pump).pipe(
             Effect.as(true),
-            Effect.race(ProcessGroup.wallSleep(500).pipe(Effect.as(false)))
+            Effect.race(wallSleep(500).pipe(Effect.as(false)))
           )
           if (!closed) yield* Fiber.interrupt(pump)
         })
@@ -370,6 +372,7 @@ export const make = Effect.gen(function* () {
 
         const finalDir = reportedDir(handle.canaryText())
         if (!Path.isAbsolute(finalDir) || finalDir === ctx.cwd) return text
+        const fs = yield* FileSystem.FileSystem
         const startDir = yield* fs.realPath(ctx.cwd).pipe(Effect.orElseSucceed(() => ctx.cwd))
         if (finalDir === startDir) return text
         return Tool.withModifier(text, (context) => ({ ...context, cwd: finalDir }))
@@ -378,8 +381,10 @@ export const make = Effect.gen(function* () {
 
   const runBackground = (input: Input, ctx: Tool.ToolContext) =>
     Effect.map(
-      Effect.flatMap(planOf(input), (plan) =>
-        shells.start(input.command, ctx.cwd, plan._tag === "Sandboxed" ? wrap(input, ctx) : undefined)
+      Effect.zipWith(planOf(input), BackgroundShells, (plan, shells) => ({ plan, shells })).pipe(
+        Effect.flatMap(({ plan, shells }) =>
+          shells.start(input.command, ctx.cwd, plan._tag === "Sandboxed" ? wrap(input, ctx) : undefined)
+        )
       ),
       (info) =>
         `Command running in background with ID: ${info.id}\nOutput is written to ${info.logPath}. Read it with BashOutput (bash_id "${info.id}"); stop the command with KillShell (shell_id "${info.id}").`
@@ -402,13 +407,19 @@ export const make = Effect.gen(function* () {
     summarize: (input) => input.command,
     // the processes it starts are this call's effects: in a durable session, starting one marks the call as begun
     call: (input, ctx) =>
-      SpawnRecord.forCall(ctx.toolUseId)(
+      SpawnRecord.forCall(ctx.toolUseId)<string | Tool.WithModifier<string>, ToolFailure, Requirements>(
         input.run_in_background === true ? runBackground(input, ctx) : runForeground(input, ctx)
       )
   })
 })
 
-/** Registers Bash. Requires ToolRegistry, ShellAnalyzer, BackgroundShells, Session and FileSystem (ResultStore optional). */
+/** The services Bash's `call` takes from the context it runs in. */
+export type Requirements = Processes | BackgroundShells | FileSystem.FileSystem
+
+/**
+ * Registers Bash. Requires ToolRegistry, ShellAnalyzer, Session and Bash's Requirements (Processes, BackgroundShells,
+ * FileSystem); uses the ResultStore and Sandbox when provided.
+ */
 export const layer = ToolRegistryLive.register(make)
 
 /**

@@ -3,6 +3,7 @@ import * as Path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import * as CommandHookRunner from "../../../src/layers/hooks/CommandHookRunner.js"
+import * as ProcessGroup from "../../../src/layers/process/ProcessGroup.js"
 import { isGone, script, tempDir, waitForFile } from "../../fixtures/hooks/Processes.js"
 
 const options = (dir: string, command: string, timeoutSeconds = 10): CommandHookRunner.CommandHookOptions => ({
@@ -14,6 +15,10 @@ const options = (dir: string, command: string, timeoutSeconds = 10): CommandHook
   killGraceMs: 200
 })
 
+/** Runs a hook on the Node processes. */
+const run = (hook: CommandHookRunner.CommandHookOptions) =>
+  CommandHookRunner.run(hook).pipe(Effect.provide(ProcessGroup.layer))
+
 const pids = (dir: string) =>
   Effect.all([waitForFile(Path.join(dir, "shell.pid")), waitForFile(Path.join(dir, "child.pid"))]).pipe(
     Effect.map(([shell, child]) => [Number(shell), Number(child)] as const)
@@ -23,7 +28,7 @@ describe("CommandHookRunner.run", () => {
   it.scopedLive("writes the input and a newline on stdin, in the project directory, with the project variables", () =>
     Effect.gen(function* () {
       const dir = yield* tempDir
-      const result = yield* CommandHookRunner.run(options(dir, script("capture.sh", dir)))
+      const result = yield* run(options(dir, script("capture.sh", dir)))
       expect(result).toStrictEqual(CommandHookRunner.CommandHookResult.Exited({ code: 0, stdout: "", stderr: "" }))
       expect(Fs.readFileSync(Path.join(dir, "stdin.json"), "utf8")).toBe(
         '{"hook_event_name":"PreToolUse","tool_name":"Bash"}\n'
@@ -36,7 +41,7 @@ describe("CommandHookRunner.run", () => {
   it.scopedLive("reports the exit code, stdout and stderr", () =>
     Effect.gen(function* () {
       const dir = yield* tempDir
-      const result = yield* CommandHookRunner.run(options(dir, script("block.sh")))
+      const result = yield* run(options(dir, script("block.sh")))
       expect(result).toStrictEqual(
         CommandHookRunner.CommandHookResult.Exited({
           code: 2,
@@ -50,7 +55,7 @@ describe("CommandHookRunner.run", () => {
   it.scopedLive("on timeout kills the shell and its backgrounded child", () =>
     Effect.gen(function* () {
       const dir = yield* tempDir
-      const result = yield* CommandHookRunner.run(options(dir, script("hang.sh", dir), 1))
+      const result = yield* run(options(dir, script("hang.sh", dir), 1))
       expect(result).toStrictEqual(CommandHookRunner.CommandHookResult.TimedOut({ seconds: 1, stdout: "", stderr: "" }))
       const [shell, child] = yield* pids(dir)
       expect(yield* isGone(shell)).toBe(true)
@@ -61,7 +66,7 @@ describe("CommandHookRunner.run", () => {
   it.scopedLive("escalates to SIGKILL when the group ignores SIGTERM", () =>
     Effect.gen(function* () {
       const dir = yield* tempDir
-      const result = yield* CommandHookRunner.run(options(dir, script("stubborn.sh", dir), 1))
+      const result = yield* run(options(dir, script("stubborn.sh", dir), 1))
       expect(result._tag).toBe("TimedOut")
       const [shell, child] = yield* pids(dir)
       expect(yield* isGone(shell)).toBe(true)
@@ -72,7 +77,7 @@ describe("CommandHookRunner.run", () => {
   it.scopedLive("interrupting the run kills the process group", () =>
     Effect.gen(function* () {
       const dir = yield* tempDir
-      const fiber = yield* Effect.fork(CommandHookRunner.run(options(dir, script("hang.sh", dir), 600)))
+      const fiber = yield* Effect.fork(run(options(dir, script("hang.sh", dir), 600)))
       const [shell, child] = yield* pids(dir)
       yield* Fiber.interrupt(fiber)
       expect(yield* isGone(shell)).toBe(true)
@@ -83,7 +88,7 @@ describe("CommandHookRunner.run", () => {
   it.scopedLive("kills what a hook left running after it exited", () =>
     Effect.gen(function* () {
       const dir = yield* tempDir
-      const result = yield* CommandHookRunner.run(options(dir, script("straggler.sh", dir)))
+      const result = yield* run(options(dir, script("straggler.sh", dir)))
       expect(result).toStrictEqual(
         CommandHookRunner.CommandHookResult.Exited({
           code: 0,
@@ -99,7 +104,7 @@ describe("CommandHookRunner.run", () => {
   it.scopedLive("caps stdout and still reads the process to the end", () =>
     Effect.gen(function* () {
       const dir = yield* tempDir
-      const result = yield* CommandHookRunner.run({ ...options(dir, script("noisy.sh")), maxOutputBytes: 1000 })
+      const result = yield* run({ ...options(dir, script("noisy.sh")), maxOutputBytes: 1000 })
       expect(result).toStrictEqual(
         CommandHookRunner.CommandHookResult.Exited({ code: 0, stdout: "x".repeat(1000), stderr: "" })
       )
@@ -110,7 +115,7 @@ describe("CommandHookRunner.run", () => {
     Effect.gen(function* () {
       const dir = yield* tempDir
       const missing = Path.join(dir, "missing")
-      const result = yield* CommandHookRunner.run(options(missing, "true"))
+      const result = yield* run(options(missing, "true"))
       expect(result).toStrictEqual(
         CommandHookRunner.CommandHookResult.SpawnFailed({ message: `working directory ${missing} does not exist` })
       )

@@ -5,6 +5,7 @@ import { Context, Effect, Fiber, Layer, TestClock } from "effect"
 import { emptyOutcome, type HookEvent, type HookInput, type HookOutcome } from "../../../src/domain/Hook.js"
 import type { HooksConfig } from "../../../src/domain/HookConfig.js"
 import * as HooksLive from "../../../src/layers/hooks/HooksLive.js"
+import * as ProcessGroup from "../../../src/layers/process/ProcessGroup.js"
 import { Hooks } from "../../../src/services/Hooks.js"
 import * as InProcessHooks from "../../../src/services/InProcessHooks.js"
 import { isGone, pause, script, tempDir, waitForFile } from "../../fixtures/hooks/Processes.js"
@@ -33,7 +34,7 @@ const config = (
 })
 
 const layerFor = (dir: string, hooksConfig: HooksConfig) =>
-  HooksLive.layer({ config: hooksConfig, projectDir: dir, killGraceMs: 200 })
+  HooksLive.layer({ config: hooksConfig, projectDir: dir, killGraceMs: 200 }).pipe(Layer.provide(ProcessGroup.layer))
 
 const run = (event: HookEvent, hookInput: HookInput) => Effect.flatMap(Hooks, (hooks) => hooks.run(event, hookInput))
 

@@ -111,7 +111,7 @@ layer(Services, { excludeTestServices: true })("descendants outside the group", 
 })
 
 describe("hooks", () => {
-  layer(Layer.empty, { excludeTestServices: true })((it) => {
+  layer(ProcessGroup.layer, { excludeTestServices: true })((it) => {
     it.effect("a hook that times out leaves none of them", () =>
       Effect.gen(function* () {
         const dir = tempDir("armature-escapeScript-")

@@ -2,10 +2,11 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect, Either, Exit, Fiber, Ref, Scope } from "effect"
+import { Effect, Either, Exit, Fiber, Layer, Ref, Scope } from "effect"
 import { ToolFailure } from "../../../src/domain/Errors.js"
 import * as Tool from "../../../src/domain/Tool.js"
 import * as ProcessBackgroundShells from "../../../src/layers/process/ProcessBackgroundShells.js"
+import * as ProcessGroup from "../../../src/layers/process/ProcessGroup.js"
 import * as Bash from "../../../src/layers/tools/Bash.js"
 import * as BashOutput from "../../../src/layers/tools/BashOutput.js"
 import * as KillShell from "../../../src/layers/tools/KillShell.js"
@@ -364,7 +365,7 @@ layer(Services, { excludeTestServices: true })("Bash", (it) => {
 })
 
 describe("BackgroundShells scope", () => {
-  layer(NodeFileSystem.layer, { excludeTestServices: true })((it) => {
+  layer(Layer.merge(NodeFileSystem.layer, ProcessGroup.layer), { excludeTestServices: true })((it) => {
     it.effect("closing the service's scope kills every background shell", () =>
       Effect.gen(function* () {
         const scope = yield* Scope.make()
