@@ -18,8 +18,8 @@ import type * as SandboxDomain from "../../domain/Sandbox.js"
 import * as Tool from "../../domain/Tool.js"
 import { wallSleep } from "../../domain/WallClock.js"
 import { BackgroundShells } from "../../services/BackgroundShells.js"
-import { Processes } from "../../services/Processes.js"
-import { ResultStore, type Spilled } from "../../services/ResultStore.js"
+import { Processes, SpawnError } from "../../services/Processes.js"
+import { ResultStore, ResultStoreError, type Spilled } from "../../services/ResultStore.js"
 import * as SandboxPort from "../../services/Sandbox.js"
 import { Session } from "../../services/Session.js"
 import { analysisOf, ShellAnalyzer } from "../../services/ShellAnalyzer.js"
@@ -51,6 +51,53 @@ const errorStreamBytes = 5_000
 
 /** How long output may keep arriving after the shell exits before leftover processes are killed. */
 const drainGraceMs = 200
+
+/** The command ran and failed: a non-zero exit code (other than a lenient one) or a signal. */
+export class CommandFailed extends Schema.TaggedError<CommandFailed>()("CommandFailed", {
+  message: Schema.String,
+  /** The exit code; `null` when a signal ended the command. */
+  code: Schema.NullOr(Schema.Number),
+  signal: Schema.NullOr(Schema.String),
+  stderr: Schema.String,
+  stdout: Schema.String
+}) {}
+
+/** The time limit passed; the command and everything it started were killed. */
+export class CommandTimedOut extends Schema.TaggedError<CommandTimedOut>()("CommandTimedOut", {
+  message: Schema.String,
+  timeoutMs: Schema.Number,
+  stderr: Schema.String,
+  stdout: Schema.String
+}) {}
+
+/** The sandbox refused to run the command as asked (the message says why and what to do). */
+export class SandboxRefused extends Schema.TaggedError<SandboxRefused>()("SandboxRefused", {
+  message: Schema.String
+}) {}
+
+/** The command's output pipe failed while it was being read. */
+export class OutputUnreadable extends Schema.TaggedError<OutputUnreadable>()("OutputUnreadable", {
+  message: Schema.String
+}) {}
+
+/**
+ * What Bash fails with: its own errors, a command that could not start, a sandbox that could not wrap it, output
+ * that could not be saved, and the background shells' failures. None is transient: a retry policy does not repeat a
+ * command.
+ */
+export const Failure = Schema.Union(
+  CommandFailed,
+  CommandTimedOut,
+  SandboxRefused,
+  OutputUnreadable,
+  SpawnError,
+  SandboxPort.SandboxError,
+  ResultStoreError,
+  ToolFailure
+)
+
+/** What Bash fails with. */
+export type Failure = typeof Failure.Type
 
 /** The commands whose exit code 1 means "nothing found / differs / false", not an error. */
 export const lenientCommands: ReadonlySet<string> = new Set([
@@ -184,12 +231,12 @@ const reportedDir = (text: string): string => text.trimEnd().split("\n").pop() ?
 // NodePlatform.fromReadable (Node's NodeStream), not the readable's async iterator: an async generator's `return()` waits for a pending
 // `next()`, so interrupting a read of a silent process would hang until it writes again. Chunks stay bytes (off
 // the JS heap) on their way to the spill file.
-const byteStream = (readable: Readable | null): Stream.Stream<Uint8Array, ToolFailure> =>
+const byteStream = (readable: Readable | null): Stream.Stream<Uint8Array, OutputUnreadable> =>
   readable === null
     ? Stream.empty
-    : NodePlatform.fromReadable<ToolFailure, Uint8Array>(
+    : NodePlatform.fromReadable<OutputUnreadable, Uint8Array>(
         () => readable,
-        (e) => new ToolFailure({ message: `Could not read the command's output: ${String(e)}` })
+        (e) => new OutputUnreadable({ message: `Could not read the command's output: ${String(e)}` })
       )
 
 /**
@@ -223,12 +270,13 @@ export const make = Effect.gen(function* () {
       if (!sandbox.config.enabled) return Effect.succeed(unsandboxed)
       const commands = analysisOf(analyzer, input, input.command).commands.map((c) => c.argv)
       const plan = SandboxPort.planFor(sandbox, commands, input.dangerouslyDisableSandbox === true)
-      return plan._tag === "Refused" ? Effect.fail(new ToolFailure({ message: plan.message })) : Effect.succeed(plan)
+      return plan._tag === "Refused" ? Effect.fail(new SandboxRefused({ message: plan.message })) : Effect.succeed(plan)
     })
   const wrap = (input: Input, ctx: Tool.ToolContext) => (script: string) =>
-    sandbox
-      .wrap(script, { id: ctx.toolUseId, commandText: input.command })
-      .pipe(Effect.mapError((e) => new ToolFailure({ message: e.message })))
+    sandbox.wrap(script, { id: ctx.toolUseId, commandText: input.command })
+  // The BackgroundShells service takes a wrapper failing with ToolFailure; the text is the sandbox's.
+  const wrapForShell = (input: Input, ctx: Tool.ToolContext) => (script: string) =>
+    wrap(input, ctx)(script).pipe(Effect.mapError((e) => new ToolFailure({ message: e.message })))
   const commandLine = (input: Input, ctx: Tool.ToolContext, script: string) =>
     Effect.gen(function* () {
       const plan = yield* planOf(input)
@@ -256,33 +304,28 @@ export const make = Effect.gen(function* () {
       Effect.gen(function* () {
         const timeoutMs = input.timeout ?? defaultTimeoutMs
         const startedAt = yield* Clock.currentTimeMillis
-        const spill = yield* store
-          .openSpill({
-            toolUseId: ctx.toolUseId,
-            headChars: maxOutputChars - progressTailChars,
-            tailChars: progressTailChars
-          })
-          .pipe(Effect.mapError((e) => new ToolFailure({ message: e.message })))
+        const spill = yield* store.openSpill({
+          toolUseId: ctx.toolUseId,
+          headChars: maxOutputChars - progressTailChars,
+          tailChars: progressTailChars
+        })
         const stdout = HeadTail.makeBytes(errorStreamBytes, errorStreamBytes)
         const stderr = HeadTail.makeBytes(errorStreamBytes, errorStreamBytes)
 
         const { line, plan } = yield* commandLine(input, ctx, `${cwdTrap}${input.command}`)
         const processes = yield* Processes
-        const handle = yield* processes
-          .spawn({
-            file: "/bin/bash",
-            args: ["-c", line],
-            cwd: ctx.cwd,
-            stdio: ["ignore", "pipe", "pipe"],
-            canary: true
-          })
-          .pipe(Effect.mapError((e) => new ToolFailure({ message: e.message })))
+        const handle = yield* processes.spawn({
+          file: "/bin/bash",
+          args: ["-c", line],
+          cwd: ctx.cwd,
+          stdio: ["ignore", "pipe", "pipe"],
+          canary: true
+        })
 
         // Each chunk is captured and written to the spill in the tick it was read, so it is never held across an
         // asynchronous boundary: memory stays bounded by the pipes' buffers whatever the output size.
         const capture = (into: HeadTail.ByteHeadTail) => (bytes: Uint8Array) => Effect.sync(() => into.append(bytes))
-        const write = (bytes: Uint8Array) =>
-          spill.writeBytes(bytes).pipe(Effect.mapError((e) => new ToolFailure({ message: e.message })))
+        const write = (bytes: Uint8Array) => spill.writeBytes(bytes)
         const pump = yield* Stream.merge(
           Stream.tap(byteStream(handle.stdout), capture(stdout)),
           Stream.tap(byteStream(handle.stderr), capture(stderr))
@@ -325,16 +368,17 @@ export const make = Effect.gen(function* () {
         if (Option.isNone(finished)) {
           yield* handle.kill
           yield* drain
-          const spilled = yield* spill.finish.pipe(Effect.mapError((e) => new ToolFailure({ message: e.message })))
+          const spilled = yield* spill.finish
           const saved = Option.match(spilled.path, { onNone: () => "", onSome: (p) => ` Output so far saved to: ${p}` })
-          return yield* new ToolFailure({
+          return yield* new CommandTimedOut({
+            timeoutMs,
             message: `Command timed out after ${timeoutMs} ms and was killed.${saved} Use run_in_background: true for long-running commands, or a larger timeout (at most ${maxTimeoutMs} ms).`,
             stderr: renderCapture(stderr.snapshot()),
             stdout: renderCapture(stdout.snapshot())
           })
         }
         const exit = finished.value
-        const spilled = yield* spill.finish.pipe(Effect.mapError((e) => new ToolFailure({ message: e.message })))
+        const spilled = yield* spill.finish
 
         const failed = exit.code !== 0 && !isLenientExit(input, exit.code)
         const note = noteFor(
@@ -351,7 +395,9 @@ export const make = Effect.gen(function* () {
                 ? `\nFull output (${PersistedOutput.formatSize(spilled.bytes)}) saved to: ${p}`
                 : `\nOutput (${PersistedOutput.formatSize(spilled.bytes)}): ${PersistedOutput.savedTo({ ...spilled, path: p })}`
           })
-          return yield* new ToolFailure({
+          return yield* new CommandFailed({
+            code: exit.code,
+            signal: exit.signal,
             message:
               exit.code === null
                 ? `Killed by signal ${exit.signal ?? "unknown"}${saved}${note}`
@@ -383,7 +429,7 @@ export const make = Effect.gen(function* () {
     Effect.map(
       Effect.zipWith(planOf(input), BackgroundShells, (plan, shells) => ({ plan, shells })).pipe(
         Effect.flatMap(({ plan, shells }) =>
-          shells.start(input.command, ctx.cwd, plan._tag === "Sandboxed" ? wrap(input, ctx) : undefined)
+          shells.start(input.command, ctx.cwd, plan._tag === "Sandboxed" ? wrapForShell(input, ctx) : undefined)
         )
       ),
       (info) =>
@@ -404,10 +450,11 @@ export const make = Effect.gen(function* () {
     // A user interrupt usually means "stop that command" (a hung build, a server started in the foreground);
     // the process group is killed by the call's finalizers before the result is yielded, so cancelling is safe.
     interruptBehavior: "cancel",
+    failure: Failure,
     summarize: (input) => input.command,
     // the processes it starts are this call's effects: in a durable session, starting one marks the call as begun
     call: (input, ctx) =>
-      SpawnRecord.forCall(ctx.toolUseId)<string | Tool.WithModifier<string>, ToolFailure, Requirements>(
+      SpawnRecord.forCall(ctx.toolUseId)<string | Tool.WithModifier<string>, Failure, Requirements>(
         input.run_in_background === true ? runBackground(input, ctx) : runForeground(input, ctx)
       )
   })

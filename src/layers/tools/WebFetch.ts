@@ -7,7 +7,7 @@ import { STATUS_CODES } from "node:http"
 import { HttpClient, type HttpClientError, HttpClientRequest } from "@effect/platform"
 import { Chunk, Context, Duration, Effect, Layer, Schema, Stream } from "effect"
 import type TurndownService from "turndown"
-import { ToolFailure, ToolValidationError } from "../../domain/Errors.js"
+import { ToolValidationError } from "../../domain/Errors.js"
 import * as Tool from "../../domain/Tool.js"
 import * as Vendored from "../platform/Vendored.js"
 import * as ToolRegistryLive from "../registry/ToolRegistryLive.js"
@@ -154,6 +154,49 @@ const isText = (mime: string): boolean =>
   mime.endsWith("+xml") ||
   ["application/json", "application/xml", "application/javascript", "application/x-ndjson"].includes(mime)
 
+/** The request, or the reading of its body, failed on the way (network, TLS, DNS, a body cut short). */
+export class FetchFailed extends Schema.TaggedError<FetchFailed>()("FetchFailed", {
+  message: Schema.String,
+  url: Schema.String
+}) {}
+
+/** A redirect could not be followed: it has no valid Location header, or there were too many. */
+export class RedirectFailed extends Schema.TaggedError<RedirectFailed>()("RedirectFailed", {
+  message: Schema.String,
+  url: Schema.String
+}) {}
+
+/** The server answered with a status outside 2xx. */
+export class HttpStatusFailed extends Schema.TaggedError<HttpStatusFailed>()("HttpStatusFailed", {
+  message: Schema.String,
+  url: Schema.String,
+  status: Schema.Number
+}) {}
+
+/** The content is neither HTML nor text. */
+export class UnsupportedContent extends Schema.TaggedError<UnsupportedContent>()("UnsupportedContent", {
+  message: Schema.String,
+  url: Schema.String,
+  mime: Schema.String
+}) {}
+
+/** The fetch took longer than the time limit. */
+export class FetchTimedOut extends Schema.TaggedError<FetchTimedOut>()("FetchTimedOut", {
+  message: Schema.String,
+  url: Schema.String,
+  timeoutMs: Schema.Number
+}) {}
+
+/** What WebFetch fails with: a URL it refuses, or one of its own failures (none transient). */
+export const Failure = Schema.Union(
+  ToolValidationError,
+  FetchFailed,
+  RedirectFailed,
+  HttpStatusFailed,
+  UnsupportedContent,
+  FetchTimedOut
+)
+
 const describe = (error: HttpClientError.HttpClientError): string => {
   const cause = error.cause
   if (cause instanceof Error) {
@@ -201,13 +244,13 @@ export const make = (options: Options = {}) =>
           return { body: body.subarray(0, cap), truncated: acc.size > cap }
         }),
         Effect.mapError(
-          (error) => new ToolFailure({ message: `Failed to read the body of ${url}: ${describe(error)}` })
+          (error) => new FetchFailed({ url, message: `Failed to read the body of ${url}: ${describe(error)}` })
         )
       )
 
     const fetch = (input: Input) =>
       Effect.gen(function* () {
-        let current = yield* Effect.mapError(checkUrl(input.url), (e) => new ToolFailure({ message: e.message }))
+        let current = yield* checkUrl(input.url)
         let redirects = 0
         while (true) {
           const url = current.toString()
@@ -221,7 +264,9 @@ export const make = (options: Options = {}) =>
               )
             )
             .pipe(
-              Effect.mapError((error) => new ToolFailure({ message: `Failed to fetch ${url}: ${describe(error)}` }))
+              Effect.mapError(
+                (error) => new FetchFailed({ url, message: `Failed to fetch ${url}: ${describe(error)}` })
+              )
             )
           const status = response.status
           if (isRedirect(status)) {
@@ -229,7 +274,8 @@ export const make = (options: Options = {}) =>
             const next =
               location === undefined ? undefined : URL.canParse(location, url) ? new URL(location, url) : undefined
             if (next === undefined) {
-              return yield* new ToolFailure({
+              return yield* new RedirectFailed({
+                url,
                 message: `Redirect ${status} from ${url} has no valid Location header${location === undefined ? "" : `: ${location}`}`
               })
             }
@@ -243,7 +289,8 @@ export const make = (options: Options = {}) =>
               } satisfies Output
             }
             if (redirects >= maxRedirects) {
-              return yield* new ToolFailure({
+              return yield* new RedirectFailed({
+                url,
                 message: `Too many redirects fetching ${input.url} (more than ${maxRedirects})`
               })
             }
@@ -252,14 +299,20 @@ export const make = (options: Options = {}) =>
             continue
           }
           if (status < 200 || status > 299) {
-            return yield* new ToolFailure({
+            return yield* new HttpStatusFailed({
+              url,
+              status,
               message: `Request to ${url} failed with status ${status} ${statusText(status)}`.trimEnd()
             })
           }
           const contentType = response.headers["content-type"] ?? ""
           const mime = mimeOf(contentType)
           if (!isHtml(mime) && !isText(mime)) {
-            return yield* new ToolFailure({ message: `WebFetch cannot read content of type ${mime} (from ${url})` })
+            return yield* new UnsupportedContent({
+              url,
+              mime,
+              message: `WebFetch cannot read content of type ${mime} (from ${url})`
+            })
           }
           const { body, truncated } = yield* readBody(url, response.stream)
           const text = new TextDecoder("utf-8").decode(body)
@@ -281,7 +334,9 @@ export const make = (options: Options = {}) =>
         Effect.timeoutFail({
           duration: timeout,
           onTimeout: () =>
-            new ToolFailure({
+            new FetchTimedOut({
+              url: input.url,
+              timeoutMs: Duration.toMillis(timeout),
               message: `WebFetch timed out after ${Duration.toMillis(timeout)} ms fetching ${input.url}`
             })
         })
@@ -304,6 +359,7 @@ export const make = (options: Options = {}) =>
         return parsed === undefined ? [] : [{ key: `url:${parsed.host}`, access: "read" }]
       },
       summarize: (input) => input.url,
+      failure: Failure,
       call: fetch,
       toResult: (output) => (output._tag === "Redirect" ? redirectText(output) : pageText(output, cap))
     })

@@ -3,7 +3,6 @@ import * as Path from "node:path"
 import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, layer } from "@effect/vitest"
 import { Effect, Either, Exit, Fiber, Layer, Ref, Scope } from "effect"
-import { ToolFailure } from "../../../src/domain/Errors.js"
 import * as Tool from "../../../src/domain/Tool.js"
 import * as ProcessBackgroundShells from "../../../src/layers/process/ProcessBackgroundShells.js"
 import * as ProcessGroup from "../../../src/layers/process/ProcessGroup.js"
@@ -35,7 +34,9 @@ const succeed = (input: Bash.Input, cwd = work) =>
 
 const fail = (input: Bash.Input) =>
   Effect.flatMap(run(input), ({ result }) =>
-    result._tag === "Left" ? Effect.succeed(result.left) : Effect.dieMessage("expected a failure")
+    result._tag === "Left" && (result.left._tag === "CommandFailed" || result.left._tag === "CommandTimedOut")
+      ? Effect.succeed(result.left)
+      : Effect.dieMessage(`expected a failed or timed-out command, got ${JSON.stringify(result)}`)
   )
 
 const text = (out: string | Tool.WithModifier<string>): string => (typeof out === "string" ? out : out.output)
@@ -64,7 +65,7 @@ layer(Services, { excludeTestServices: true })("Bash", (it) => {
     it.effect("fails a non-zero exit with the code, stderr and stdout", () =>
       Effect.gen(function* () {
         const failure = yield* fail({ command: "echo out; echo err >&2; exit 3" })
-        expect(failure).toBeInstanceOf(ToolFailure)
+        expect(failure).toBeInstanceOf(Bash.CommandFailed)
         expect(failure.message).toBe("Exit code 3")
         expect(failure.stderr).toBe("err")
         expect(failure.stdout).toBe("out")
@@ -93,12 +94,13 @@ layer(Services, { excludeTestServices: true })("Bash", (it) => {
       })
     )
 
-    it.effect("reports a failing spawn (missing cwd) as a ToolFailure", () =>
+    it.effect("reports a failing spawn (missing cwd) as a SpawnError", () =>
       Effect.gen(function* () {
         const missing = Path.join(work, "does-not-exist")
         const { result } = yield* run({ command: "echo hi" }, missing)
         expect(result._tag).toBe("Left")
         if (result._tag === "Left") {
+          expect(result.left._tag).toBe("SpawnError")
           expect(result.left.message).toBe(`Could not start /bin/bash: working directory ${missing} does not exist`)
         }
       })
