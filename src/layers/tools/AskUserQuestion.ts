@@ -4,7 +4,7 @@
  * ask (headless) the call fails with a text telling the model to decide by itself. See docs/tools.md.
  */
 import { Effect, Option, Schema } from "effect"
-import { ToolFailure, ToolValidationError } from "../../domain/Errors.js"
+import { ToolValidationError } from "../../domain/Errors.js"
 import * as Tool from "../../domain/Tool.js"
 import * as UserQuestions from "../../domain/UserQuestions.js"
 import { Approver } from "../../services/Approver.js"
@@ -63,6 +63,17 @@ the choice yourself, say which and why, and go on.`
 const duplicate = (values: ReadonlyArray<string>): string | undefined =>
   values.find((value, i) => values.indexOf(value) !== i)
 
+/** No one can answer questions here (a headless session, or an approver that cannot ask). */
+export class NoOneToAsk extends Schema.TaggedError<NoOneToAsk>()("NoOneToAsk", { message: Schema.String }) {}
+
+/** The user declined to answer. */
+export class QuestionsDeclined extends Schema.TaggedError<QuestionsDeclined>()("QuestionsDeclined", {
+  message: Schema.String
+}) {}
+
+/** What AskUserQuestion fails with. */
+export const Failure = Schema.Union(NoOneToAsk, QuestionsDeclined)
+
 /** Makes AskUserQuestion over the session's Approver. */
 export const make = Effect.gen(function* () {
   // without an Approver in the context (a bare tool set), nobody can be asked, as when headless
@@ -94,16 +105,17 @@ export const make = Effect.gen(function* () {
       }
       return Effect.void
     },
+    failure: Failure,
     call: (input, ctx) =>
       Effect.gen(function* () {
         if (approver?.askQuestions === undefined) {
-          return yield* new ToolFailure({ message: UserQuestions.noOneToAsk })
+          return yield* new NoOneToAsk({ message: UserQuestions.noOneToAsk })
         }
         const answer = yield* approver.askQuestions({
           toolUseId: ctx.toolUseId,
           questions: input.questions.map((q) => ({ ...q, multiSelect: q.multiSelect ?? false }))
         })
-        if (answer._tag === "Declined") return yield* new ToolFailure({ message: answer.message })
+        if (answer._tag === "Declined") return yield* new QuestionsDeclined({ message: answer.message })
         return UserQuestions.answersText(answer)
       })
   })

@@ -67,6 +67,18 @@ export const render = (output: ShellOutput): string => {
 }
 
 /** What a background agent has to show: its status, and its answer the first time it is read after it ended. */
+/** No background agent has this id. */
+export class NoBackgroundAgent extends Schema.TaggedError<NoBackgroundAgent>()("NoBackgroundAgent", {
+  message: Schema.String,
+  id: Schema.String
+}) {}
+
+/** The filter is not a valid regular expression. */
+export class InvalidFilter extends Schema.TaggedError<InvalidFilter>()("InvalidFilter", { message: Schema.String }) {}
+
+/** What BashOutput fails with: its own failures and the background shells' (an unknown shell id, an unreadable log). */
+export const Failure = Schema.Union(NoBackgroundAgent, InvalidFilter, ToolFailure)
+
 const readAgent = (id: string, state: Tool.SessionState) =>
   Effect.flatMap(
     state.modify(BackgroundAgents.backgroundAgentsKey, (table) => {
@@ -76,41 +88,42 @@ const readAgent = (id: string, state: Tool.SessionState) =>
     }),
     (agent) =>
       agent === undefined
-        ? Effect.fail(new ToolFailure({ message: `No background agent with ID: ${id}. Use the ID Agent returned.` }))
+        ? Effect.fail(
+            new NoBackgroundAgent({ id, message: `No background agent with ID: ${id}. Use the ID Agent returned.` })
+          )
         : Effect.succeed(BackgroundAgents.statusText(agent))
   )
 
-/** Makes BashOutput; the BackgroundShells service is captured here. */
-export const make = Effect.gen(function* () {
-  const shells = yield* BackgroundShells
-  return yield* Tool.make({
-    name: "BashOutput",
-    description,
-    input: Input,
-    output: Schema.String,
-    category: "shell",
-    searchHint: "background shell output logs tail",
-    isReadOnly: () => true,
-    // Two reads of one shell must not interleave: each consumes output.
-    isConcurrencySafe: () => false,
-    checkPermissions: () => Effect.succeed({ behavior: "allow", reason: "BashOutput only reads a background log" }),
-    summarize: (input) => input.bash_id,
-    call: (input, ctx) =>
-      Effect.gen(function* () {
-        if (BackgroundAgents.isAgentId(input.bash_id)) return yield* readAgent(input.bash_id, ctx.state)
-        const filter =
-          input.filter === undefined
-            ? undefined
-            : yield* Effect.try({
-                try: () => new RegExp(input.filter ?? ""),
-                catch: (e) =>
-                  new ToolFailure({
-                    message: `Invalid filter regular expression: ${e instanceof Error ? e.message : String(e)}`
-                  })
-              })
-        return render(yield* shells.read(input.bash_id, filter))
-      })
-  })
+/** Makes BashOutput; its `call` takes the BackgroundShells service from the context it runs in. */
+export const make = Tool.make({
+  name: "BashOutput",
+  description,
+  input: Input,
+  output: Schema.String,
+  category: "shell",
+  searchHint: "background shell output logs tail",
+  isReadOnly: () => true,
+  // Two reads of one shell must not interleave: each consumes output.
+  isConcurrencySafe: () => false,
+  checkPermissions: () => Effect.succeed({ behavior: "allow", reason: "BashOutput only reads a background log" }),
+  summarize: (input) => input.bash_id,
+  failure: Failure,
+  call: (input, ctx) =>
+    Effect.gen(function* () {
+      if (BackgroundAgents.isAgentId(input.bash_id)) return yield* readAgent(input.bash_id, ctx.state)
+      const filter =
+        input.filter === undefined
+          ? undefined
+          : yield* Effect.try({
+              try: () => new RegExp(input.filter ?? ""),
+              catch: (e) =>
+                new InvalidFilter({
+                  message: `Invalid filter regular expression: ${e instanceof Error ? e.message : String(e)}`
+                })
+            })
+      const shells = yield* BackgroundShells
+      return render(yield* shells.read(input.bash_id, filter))
+    })
 })
 
 /** Registers BashOutput. Requires ToolRegistry and BackgroundShells. */

@@ -4,7 +4,7 @@
  * default otherwise); a rejected plan, or one nobody can approve (headless), leaves plan mode on. See docs/tools.md.
  */
 import { Effect, Option, Schema } from "effect"
-import { ToolFailure, ToolValidationError } from "../../domain/Errors.js"
+import { ToolValidationError } from "../../domain/Errors.js"
 import * as SessionMode from "../../domain/SessionMode.js"
 import * as Tool from "../../domain/Tool.js"
 import * as UserQuestions from "../../domain/UserQuestions.js"
@@ -51,6 +51,17 @@ export const planText = (input: Input): string => {
   return [input.plan ?? "", ...(commands.length > 0 ? ["", "It will need to:", ...commands] : [])].join("\n").trim()
 }
 
+/** No one can approve a plan here (a headless session, or an approver that cannot). */
+export class NoOneToApprove extends Schema.TaggedError<NoOneToApprove>()("NoOneToApprove", {
+  message: Schema.String
+}) {}
+
+/** The user did not approve the plan; plan mode stays on. */
+export class PlanRejected extends Schema.TaggedError<PlanRejected>()("PlanRejected", { message: Schema.String }) {}
+
+/** What ExitPlanMode fails with. */
+export const Failure = Schema.Union(NoOneToApprove, PlanRejected)
+
 /** Makes ExitPlanMode over the session's Approver. */
 export const make = Effect.gen(function* () {
   // without an Approver in the context (a bare tool set), nobody can be asked, as when headless
@@ -77,14 +88,15 @@ export const make = Effect.gen(function* () {
               })
             )
       ),
+    failure: Failure,
     call: (input, ctx) =>
       Effect.gen(function* () {
         if (approver?.approvePlan === undefined) {
-          return yield* new ToolFailure({ message: UserQuestions.noOneToApprove })
+          return yield* new NoOneToApprove({ message: UserQuestions.noOneToApprove })
         }
         const answer = yield* approver.approvePlan({ toolUseId: ctx.toolUseId, plan: planText(input) })
         if (answer._tag === "Rejected") {
-          return yield* new ToolFailure({
+          return yield* new PlanRejected({
             message: `The user did not approve the plan, so plan mode stays on. ${answer.message}`.trim()
           })
         }
