@@ -255,7 +255,9 @@ const defaultParts = (options: Options<never>) => {
         settingsFiles: options.settingsFiles,
         allowedTools: options.allowedTools,
         disallowedTools: options.disallowedTools,
-        permissionMode: options.permissionMode
+        permissionMode: options.permissionMode,
+        // a rule may name a tool of the application's own, whose name is known only once the registry is built
+        warnUnknownTools: (options.tools ?? []).length === 0
       },
       options.watchSettings !== false
     ),

@@ -29,6 +29,11 @@ export interface LoadOptions {
   readonly permissionMode?: PermissionMode | undefined
   /** Where relative `--settings` paths are resolved; defaults to the project directory. */
   readonly cwd?: string | undefined
+  /**
+   * Whether a rule naming no built-in or MCP tool is warned about (the default). An application that registers tools
+   * of its own turns it off: their names are not known before the registry is built, and a rule naming one is right.
+   */
+  readonly warnUnknownTools?: boolean | undefined
 }
 
 /** A `--setting-sources` value that names an unknown source. */
@@ -61,10 +66,17 @@ export const parseSettingSources = (
 export const defaultHome = (): string => process.env.HOME ?? Os.homedir()
 
 /** A rule for a tool no one may register would match nothing: each is named once, with where it came from. */
-const unknownToolWarnings = (file: string, rules: ReadonlyArray<string>): ReadonlyArray<string> =>
-  rules.flatMap((rule) => PermissionRule.unknownToolWarning(file, rule) ?? [])
+const unknownToolWarnings = (file: string, rules: ReadonlyArray<string>, warn: boolean): ReadonlyArray<string> =>
+  warn ? rules.flatMap((rule) => PermissionRule.unknownToolWarning(file, rule) ?? []) : []
 
-const readSource = (file: string, root: string, base: string, required: boolean, warnings: Array<string>) =>
+const readSource = (
+  file: string,
+  root: string,
+  base: string,
+  required: boolean,
+  warnings: Array<string>,
+  warnUnknownTools: boolean
+) =>
   Effect.gen(function* () {
     const fs = yield* FileSystem.FileSystem
     const text = yield* fs.readFileString(file).pipe(
@@ -81,11 +93,11 @@ const readSource = (file: string, root: string, base: string, required: boolean,
     for (const key of SettingsKeys.unknownKeys(settings)) warnings.push(SettingsKeys.warning(file, key))
     const permissions = settings.permissions
     warnings.push(
-      ...unknownToolWarnings(file, [
-        ...(permissions?.allow ?? []),
-        ...(permissions?.ask ?? []),
-        ...(permissions?.deny ?? [])
-      ])
+      ...unknownToolWarnings(
+        file,
+        [...(permissions?.allow ?? []), ...(permissions?.ask ?? []), ...(permissions?.deny ?? [])],
+        warnUnknownTools
+      )
     )
     return Option.some<SettingsDomain.Source>({ name: file, root, base, settings })
   })
@@ -131,15 +143,16 @@ export const load = (options: LoadOptions) =>
     const files = sourceFiles(options)
     const sources: Array<SettingsDomain.Source> = []
     const warnings: Array<string> = []
+    const warnUnknownTools = options.warnUnknownTools !== false
     for (const [file, root, base, required] of files) {
-      const source = yield* readSource(file, root, base, required, warnings)
+      const source = yield* readSource(file, root, base, required, warnings, warnUnknownTools)
       if (Option.isSome(source)) sources.push(source.value)
     }
     const allowed = (options.allowedTools ?? []).flatMap(PermissionRule.splitRuleList)
     const disallowed = (options.disallowedTools ?? []).flatMap(PermissionRule.splitRuleList)
     warnings.push(
-      ...unknownToolWarnings("--allowed-tools", allowed),
-      ...unknownToolWarnings("--disallowed-tools", disallowed)
+      ...unknownToolWarnings("--allowed-tools", allowed, warnUnknownTools),
+      ...unknownToolWarnings("--disallowed-tools", disallowed, warnUnknownTools)
     )
     if (allowed.length > 0) sources.push(flagSource("--allowed-tools", projectDir, { allow: allowed }))
     if (disallowed.length > 0) sources.push(flagSource("--disallowed-tools", projectDir, { deny: disallowed }))

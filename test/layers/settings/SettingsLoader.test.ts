@@ -163,6 +163,29 @@ layer(NodeFileSystem.layer)("SettingsLoader", (it) => {
       })
   )
 
+  it.effect(
+    "a rule naming no built-in or MCP tool is warned about once, unless the application registers tools of its own",
+    () =>
+      Effect.gen(function* () {
+        const t = tree({ "proj/.claude/settings.json": json({ allow: ["Deploy(prod)", "Read", "mcp__gh"] }) })
+        const file = `${t.project}/.claude/settings.json`
+        const warned = yield* SettingsLoader.load({ home: t.home, projectDir: t.project, allowedTools: ["Weather"] })
+        expect(warned.warnings).toEqual([
+          `settings file ${file}: rule "Deploy(prod)" names no built-in tool (Deploy); it matches only a tool registered under that exact name`,
+          `--allowed-tools: rule "Weather" names no built-in tool (Weather); it matches only a tool registered under that exact name`
+        ])
+        const own = yield* SettingsLoader.load({
+          home: t.home,
+          projectDir: t.project,
+          allowedTools: ["Weather"],
+          warnUnknownTools: false
+        })
+        expect(own.warnings).toEqual([])
+        // the rules themselves are kept either way
+        expect(own.merged.permissions.allow.map((rule) => rule.tool)).toContain("Weather")
+      })
+  )
+
   describe("malformed files are typed errors naming the file", () => {
     const failure = (files: Record<string, string>, extra: Partial<SettingsLoader.LoadOptions> = {}) => {
       const t = tree(files)
