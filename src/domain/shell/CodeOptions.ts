@@ -15,20 +15,26 @@ interface CodeOptionTable {
   readonly words?: ReadonlyArray<string>
   /** `-o KEY=VALUE` options whose key names a command (ssh). */
   readonly configKeys?: RegExp
+  /** Operands that give the program code to run (`make SHELL=CMD`: the shell its recipes run in). */
+  readonly assignments?: RegExp
 }
 
-const sshKeys = /^(proxycommand|localcommand|permitlocalcommand|knownhostscommand|remotecommand)\b/i
+/** ssh options naming a program it runs or a library it loads (`PKCS11Provider`, `XAuthLocation`, `Include`). */
+const sshKeys =
+  /^(proxycommand|localcommand|permitlocalcommand|knownhostscommand|remotecommand|pkcs11provider|securitykeyprovider|xauthlocation|include)\b/i
+/** make variables that choose the shell recipes run in, or add options (`MAKEFLAGS=--eval=…`). */
+const makeVariables = /^(SHELL|\.SHELLFLAGS|MAKEFLAGS|MFLAGS|GNUMAKEFLAGS|MAKESHELL)\s*[:+?!]?=/
 
 const tables: Readonly<Record<string, CodeOptionTable>> = {
   "git grep": { long: ["open-files-in-pager"], short: "O" },
   sed: { long: ["file"], short: "f" },
   gsed: { long: ["file"], short: "f" },
-  make: { long: ["eval"], short: "E" },
-  gmake: { long: ["eval"], short: "E" },
-  ssh: { short: "F", configKeys: sshKeys },
-  scp: { short: "FS", configKeys: sshKeys },
-  sftp: { short: "FS", configKeys: sshKeys },
-  rg: { long: ["pre"] },
+  make: { long: ["eval"], short: "E", assignments: makeVariables },
+  gmake: { long: ["eval"], short: "E", assignments: makeVariables },
+  ssh: { short: "FI", configKeys: sshKeys },
+  scp: { short: "FSD", configKeys: sshKeys },
+  sftp: { short: "FSD", configKeys: sshKeys },
+  rg: { long: ["pre", "hostname-bin"] },
   find: { words: ["-exec", "-execdir", "-ok", "-okdir"] },
   tar: {
     long: [
@@ -69,6 +75,7 @@ export const codeRunningOption = (argv: ReadonlyArray<string>): string | undefin
     const word = argv[at]
     if (word === "--") return undefined
     if (table.words?.includes(word) === true) return word
+    if (table.assignments?.test(word) === true) return word.split("=")[0]
     if (word.startsWith("--")) {
       const name = word.slice(2).split("=")[0]
       if (name.length >= 2 && (table.long ?? []).some((long) => long.startsWith(name))) return word.split("=")[0]
