@@ -25,6 +25,8 @@ const sshKeys =
 /** make variables that choose the shell recipes run in, or add options (`MAKEFLAGS=--eval=…`). */
 const makeVariables = /^(SHELL|\.SHELLFLAGS|MAKEFLAGS|MFLAGS|GNUMAKEFLAGS|MAKESHELL)\s*[:+?!]?=/
 
+const awkOptions: CodeOptionTable = { long: ["file", "exec", "include", "load"], short: "fEil" }
+
 const tables: Readonly<Record<string, CodeOptionTable>> = {
   "git grep": { long: ["open-files-in-pager"], short: "O" },
   sed: { long: ["file"], short: "f" },
@@ -51,7 +53,12 @@ const tables: Readonly<Record<string, CodeOptionTable>> = {
   rsync: { long: ["rsh", "rsync-path"], short: "e" },
   sort: { long: ["compress-program"] },
   man: { long: ["pager", "html"], short: "PH" },
-  zip: { long: ["unzip-command"], words: ["-TT"] }
+  zip: { long: ["unzip-command"], words: ["-TT"] },
+  // a program file (`-f`, gawk's `-E`, `-i`) or a shared library (`-l`): code the rule does not see
+  awk: awkOptions,
+  gawk: awkOptions,
+  mawk: awkOptions,
+  nawk: awkOptions
 }
 
 /** The table for a command's words, and where its own arguments start (`git grep` after git's options). */

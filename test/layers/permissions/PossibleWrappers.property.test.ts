@@ -49,7 +49,9 @@ const codeOption = FastCheck.constantFrom(
   ["Bash(make:*)", "make SHELL=./x", "SHELL"],
   ["Bash(make:*)", "make 'MAKEFLAGS=--eval=x'", "MAKEFLAGS"],
   ["Bash(sftp:*)", "sftp -D ./x h", "-D"],
-  ["Bash(scp:*)", "scp -D ./x a h:b", "-D"]
+  ["Bash(scp:*)", "scp -D ./x a h:b", "-D"],
+  ["Bash(awk:*)", "awk -f prog.awk f", "-f"],
+  ["Bash(gawk:*)", "gawk --load=./x.so 1 f", "--load"]
 )
 
 layer(base)("programs not in the tables and options that run code (generated)", (it) => {
