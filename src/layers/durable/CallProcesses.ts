@@ -12,9 +12,10 @@
  */
 import * as Os from "node:os"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Effect } from "effect"
+import { Data, Effect, Option } from "effect"
 import { Processes, type ProcessesService } from "../../services/Processes.js"
 import * as SpawnRecord from "../process/SpawnRecord.js"
+import * as SessionLease from "./SessionLease.js"
 
 /** Makes the tables if they are not there. */
 export const ensureTable = Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -90,6 +91,29 @@ export const killOwnNow = (): number => {
 /** How many of the groups this process started are still running (for a runner's `GET /runner`). */
 export const runningGroups = (): number => live.size
 
+/** A call's start mark could not go in: this process no longer holds the session's lease. */
+export class LeaseLost extends Data.TaggedError("LeaseLost")<{ readonly sessionId: string; readonly call: string }> {
+  override get message(): string {
+    return `session ${this.sessionId} is no longer leased to this process: call ${this.call} is not started`
+  }
+}
+
+/**
+ * The start mark of a call, put in only while this process holds the session's lease (one statement: the lease is
+ * checked where the mark is written). A runner that lost its database and with it its locks (the server dropped its
+ * connections, another runner took the session over) can thus start no call there, even if its link comes back
+ * before it has stopped: the mark fails, and the gate stays shut. A mark already there (put in earlier) is kept.
+ */
+const fencedMark = (sql: SqlClient.SqlClient, fence: SessionLease.LeaseFence, sessionId: string, call: string) =>
+  Effect.gen(function* () {
+    const held = SessionLease.leaseHeld(sql, fence, sessionId)
+    const rows = yield* sql<{ held: boolean }>`WITH mark AS (
+        INSERT INTO armature_call_starts (session_id, call) SELECT ${sessionId}, ${call} WHERE ${held}
+        ON CONFLICT (session_id, call) DO NOTHING
+      ) SELECT ${held} AS held`
+    if (rows[0]?.held !== true) return yield* new LeaseLost({ sessionId, call })
+  }).pipe(Effect.orDie)
+
 /** This process as the owner of the groups it records: its pid and start time. */
 const self = { pid: process.pid, start: SpawnRecord.startTicksOf(process.pid) ?? 0 }
 
@@ -103,12 +127,18 @@ export const recorder = (sessionId: string) =>
     const sql = yield* SqlClient.SqlClient
     const processes = yield* Processes
     const host = Os.hostname()
+    // the session's lease as the database holds it (PostgreSQL): a mark goes in only while it is held here
+    const fence = Option.flatMap(yield* Effect.serviceOption(SessionLease.SessionLease), (lease) => lease.fence)
     // the call's mark goes in before the group's row, and both before the gate opens
     const markCall = (call: string | undefined) =>
       call === undefined
         ? Effect.void
-        : sql`INSERT INTO armature_call_starts (session_id, call) VALUES (${sessionId}, ${call})
-            ON CONFLICT (session_id, call) DO NOTHING`.pipe(Effect.orDie, Effect.asVoid)
+        : Option.match(fence, {
+            onNone: () =>
+              sql`INSERT INTO armature_call_starts (session_id, call) VALUES (${sessionId}, ${call})
+                ON CONFLICT (session_id, call) DO NOTHING`.pipe(Effect.orDie, Effect.asVoid),
+            onSome: (held) => fencedMark(sql, held, sessionId, call)
+          })
     return {
       started: (spawned) =>
         Effect.zipRight(

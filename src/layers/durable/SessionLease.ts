@@ -28,11 +28,33 @@ export class SessionTaken extends Data.TaggedError("SessionTaken")<{
   }
 }
 
+/**
+ * How a statement checks that this process still holds a session's lease (PostgreSQL): the server process of the
+ * connection holding the leases' locks. A statement that runs only while that server process holds the session's
+ * lock cannot land once the lease is lost (the server dropped the connection, and another process may hold it now).
+ */
+export interface LeaseFence {
+  /** The `pg_backend_pid()` of the connection holding this process's leases. */
+  readonly backendPid: number
+}
+
 /** Takes the lease of a session for the scope, or fails with who holds it. */
 export class SessionLease extends Context.Tag("armature/SessionLease")<
   SessionLease,
-  { readonly take: (sessionId: string) => Effect.Effect<void, SessionTaken, Scope.Scope> }
+  {
+    readonly take: (sessionId: string) => Effect.Effect<void, SessionTaken, Scope.Scope>
+    /** The fence of the leases (PostgreSQL's advisory locks); none for row leases (a session's SQLite file). */
+    readonly fence: Option.Option<LeaseFence>
+  }
 >() {}
+
+/**
+ * The SQL condition (PostgreSQL) that holds while the fence's connection holds the lease of the session whose id is
+ * the parameter `sessionId`: its advisory lock, granted to that server process.
+ */
+export const leaseHeld = (sql: SqlClient.SqlClient, fence: LeaseFence, sessionId: string) =>
+  sql`EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2
+    AND classid = ${lockClass}::bigint::oid AND objid = hashtext(${sessionId})::oid AND pid = ${fence.backendPid})`
 
 /** The lock class of sessions' advisory locks ("ARMA"); the session id's hash is the lock's other half. */
 const lockClass = 0x41524d41
@@ -138,12 +160,14 @@ const rowLeases = (sql: SqlClient.SqlClient) =>
       Effect.acquireRelease(takeRow(sessionId), () => releaseRow(sessionId)).pipe(
         Effect.catchTag("SqlError", Effect.die),
         Effect.provideService(SqlClient.SqlClient, sql)
-      )
+      ),
+    fence: Option.none()
   })
 
 /** The leases of a PostgreSQL database: advisory locks on `conn`, this process's own connection for them. */
-const lockLeases = (sql: SqlClient.SqlClient, conn: SqlConnection.Connection) =>
+const lockLeases = (sql: SqlClient.SqlClient, conn: SqlConnection.Connection, backendPid: number) =>
   SessionLease.of({
+    fence: Option.some({ backendPid }),
     take: (sessionId) =>
       Effect.gen(function* () {
         const rows = yield* conn.executeValues("SELECT pg_try_advisory_lock($1, hashtext($2))", [lockClass, sessionId])
@@ -174,7 +198,12 @@ export const layer = Layer.scoped(
     const sql = yield* SqlClient.SqlClient
     yield* ensureTable
     return yield* sql.onDialectOrElse({
-      pg: () => Effect.map(sql.reserve, (conn) => lockLeases(sql, conn)),
+      pg: () =>
+        Effect.gen(function* () {
+          const conn = yield* sql.reserve
+          const rows = yield* conn.executeValues("SELECT pg_backend_pid()", [])
+          return lockLeases(sql, conn, Number(rows[0]?.[0]))
+        }),
       orElse: () => Effect.succeed(rowLeases(sql))
     })
   })
