@@ -12,6 +12,7 @@
  */
 import * as Os from "node:os"
 import * as SqlClient from "@effect/sql/SqlClient"
+import type * as Statement from "@effect/sql/Statement"
 import { Data, Effect, Option } from "effect"
 import { Processes, type ProcessesService } from "../../services/Processes.js"
 import * as SpawnRecord from "../process/SpawnRecord.js"
@@ -99,18 +100,32 @@ export class LeaseLost extends Data.TaggedError("LeaseLost")<{ readonly sessionI
 }
 
 /**
- * The start mark of a call, put in only while this process holds the session's lease (one statement: the lease is
- * checked where the mark is written). A runner that lost its database and with it its locks (the server dropped its
+ * A call's group row and start mark, both put in by one statement and only while this process holds the session's
+ * lease (checked in that statement). A runner that lost its database and with it its locks (the server dropped its
  * connections, another runner took the session over) can thus start no call there, even if its link comes back
- * before it has stopped: the mark fails, and the gate stays shut. A mark already there (put in earlier) is kept.
+ * before it has stopped: nothing goes in, and the gate stays shut. One statement also leaves no moment between the
+ * two writes for a crash to fall in. A mark already there (put in earlier) is kept.
  */
-const fencedMark = (sql: SqlClient.SqlClient, fence: SessionLease.LeaseFence, sessionId: string, call: string) =>
+const fencedStart = (
+  sql: SqlClient.SqlClient,
+  fence: SessionLease.LeaseFence,
+  sessionId: string,
+  call: string,
+  values: Statement.Fragment
+) =>
   Effect.gen(function* () {
-    const held = SessionLease.leaseHeld(sql, fence, sessionId)
-    const rows = yield* sql<{ held: boolean }>`WITH mark AS (
-        INSERT INTO armature_call_starts (session_id, call) SELECT ${sessionId}, ${call} WHERE ${held}
+    const rows = yield* sql<{
+      held: boolean
+    }>`WITH lease AS (SELECT ${SessionLease.leaseHeld(sql, fence, sessionId)} AS held),
+      grp AS (
+        INSERT INTO armature_processes (tag, session_id, pid, start_ticks, boot_id, host, owner_pid, owner_start, created_at)
+        SELECT ${values} WHERE (SELECT held FROM lease)
+      ),
+      mark AS (
+        INSERT INTO armature_call_starts (session_id, call) SELECT ${sessionId}, ${call} WHERE (SELECT held FROM lease)
         ON CONFLICT (session_id, call) DO NOTHING
-      ) SELECT ${held} AS held`
+      )
+      SELECT held FROM lease`
     if (rows[0]?.held !== true) return yield* new LeaseLost({ sessionId, call })
   }).pipe(Effect.orDie)
 
@@ -127,27 +142,36 @@ export const recorder = (sessionId: string) =>
     const sql = yield* SqlClient.SqlClient
     const processes = yield* Processes
     const host = Os.hostname()
-    // the session's lease as the database holds it (PostgreSQL): a mark goes in only while it is held here
+    // the session's lease as the database holds it (PostgreSQL): a call's marks go in only while it is held here
     const fence = Option.flatMap(yield* Effect.serviceOption(SessionLease.SessionLease), (lease) => lease.fence)
-    // the call's mark goes in before the group's row, and both before the gate opens
-    const markCall = (call: string | undefined) =>
-      call === undefined
-        ? Effect.void
-        : Option.match(fence, {
-            onNone: () =>
-              sql`INSERT INTO armature_call_starts (session_id, call) VALUES (${sessionId}, ${call})
-                ON CONFLICT (session_id, call) DO NOTHING`.pipe(Effect.orDie, Effect.asVoid),
-            onSome: (held) => fencedMark(sql, held, sessionId, call)
-          })
+    const values = (spawned: SpawnRecord.Spawned) =>
+      sql`${spawned.tag}, ${sessionId}, ${spawned.pid}, ${spawned.startTicks}, ${spawned.bootId}, ${host}, ${self.pid},
+        ${self.start}, ${Date.now()}`
+    // the same typed (PostgreSQL), for a row selected rather than given as VALUES (which take the table's types)
+    const typed = (spawned: SpawnRecord.Spawned) =>
+      sql`${spawned.tag}::text, ${sessionId}::text, ${spawned.pid}::integer, ${spawned.startTicks}::bigint,
+        ${spawned.bootId}::text, ${host}::text, ${self.pid}::integer, ${self.start}::bigint, ${Date.now()}::bigint`
+    // the group's row, then the call's start mark: the mark is the last write before the gate opens, so that a
+    // process that dies between the two leaves a call that provably never started (run again where it is taken up)
+    const unfenced = (spawned: SpawnRecord.Spawned) =>
+      Effect.zipRight(
+        sql`INSERT INTO armature_processes
+          (tag, session_id, pid, start_ticks, boot_id, host, owner_pid, owner_start, created_at)
+          VALUES (${values(spawned)})`,
+        spawned.call === undefined
+          ? Effect.void
+          : sql`INSERT INTO armature_call_starts (session_id, call) VALUES (${sessionId}, ${spawned.call})
+              ON CONFLICT (session_id, call) DO NOTHING`
+      ).pipe(Effect.orDie, Effect.asVoid)
     return {
       started: (spawned) =>
-        Effect.zipRight(
-          markCall(spawned.call),
-          sql`INSERT INTO armature_processes
-          (tag, session_id, pid, start_ticks, boot_id, host, owner_pid, owner_start, created_at)
-          VALUES (${spawned.tag}, ${sessionId}, ${spawned.pid}, ${spawned.startTicks}, ${spawned.bootId}, ${host},
-            ${self.pid}, ${self.start}, ${Date.now()})`.pipe(Effect.orDie, Effect.asVoid)
-        ).pipe(Effect.zipRight(Effect.sync(() => void live.set(spawned.tag, { pid: spawned.pid, processes })))),
+        Option.match(fence, {
+          onNone: () => unfenced(spawned),
+          onSome: (held) =>
+            spawned.call === undefined
+              ? unfenced(spawned)
+              : fencedStart(sql, held, sessionId, spawned.call, typed(spawned))
+        }).pipe(Effect.zipRight(Effect.sync(() => void live.set(spawned.tag, { pid: spawned.pid, processes })))),
       ended: (tag) =>
         Effect.sync(() => void live.delete(tag)).pipe(
           Effect.zipRight(

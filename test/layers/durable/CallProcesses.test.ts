@@ -26,6 +26,13 @@ const terminate = (url: string, backendPid: number) =>
     Effect.orDie
   )
 
+/** Whether the group of this tag has its row. */
+const recorded = (tag: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT tag FROM armature_processes WHERE tag = ${tag}`).pipe(
+    Effect.map((rows) => rows.length === 1),
+    Effect.orDie
+  )
+
 /** The defect's tag of a failed effect, if it died. */
 const defectTag = <A, E>(exit: Exit.Exit<A, E>): string | undefined =>
   Exit.isFailure(exit)
@@ -37,7 +44,7 @@ const defectTag = <A, E>(exit: Exit.Exit<A, E>): string | undefined =>
 
 describe("CallProcesses: a call's start mark is fenced by the session's lease (PostgreSQL)", () => {
   it.scoped(
-    "marks a call while the lease is held here; once its connection is gone, or for a session not leased, no mark goes in",
+    "records a call's group and marks it while the lease is held here; once its connection is gone, or for a session not leased, neither goes in",
     () =>
       Effect.gen(function* () {
         const url = yield* Postgres.freshDatabase("armature_call_fence")
@@ -56,11 +63,13 @@ describe("CallProcesses: a call's start mark is fenced by the session's lease (P
           const s2 = yield* CallProcesses.recorder("s2")
           expect(defectTag(yield* Effect.exit(s2.started(spawned("toolu_b"))))).toBe("LeaseLost")
           expect(yield* CallProcesses.callStarted("s2", "toolu_b")).toBe(false)
+          expect(yield* recorded("tag-toolu_b")).toBe(false)
 
           // the lease's connection is dropped (its locks go with it): the next call of s1 is not marked
           yield* terminate(url, fence.backendPid)
           expect(defectTag(yield* Effect.exit(s1.started(spawned("toolu_c"))))).toBe("LeaseLost")
           expect(yield* CallProcesses.callStarted("s1", "toolu_c")).toBe(false)
+          expect(yield* recorded("tag-toolu_c")).toBe(false)
           expect(yield* CallProcesses.callStarted("s1", "toolu_a")).toBe(true)
           yield* Scope.close(leased, Exit.void)
         }).pipe(
