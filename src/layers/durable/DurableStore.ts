@@ -150,8 +150,13 @@ export const runnerLayer = (
     runnerListenAddress: Option.none(),
     // a runner is dropped from the assignment when its heartbeat is older than this: generous, so that a runner
     // slowed by load keeps its shards (a dead one is found sooner, by RunnerWatch's pings)
-    shardLockRefreshInterval: "5 seconds",
     shardLockExpiration: "30 seconds",
+    // the refresh of this runner's own shard locks (and heartbeat) every 10 s, given 10 s to answer: one that does not
+    // makes the runner let every shard go and stop their sessions ("Shard lock storage is unhealthy"). The locks are
+    // advisory locks, held as long as their connection lives, so a slow answer is a runner slowed by load, not a lost
+    // lock; with 5 s a loaded survivor stopped all its sessions just when it had to take others over (issue 36). A
+    // runner that really lost its database is stopped by its liveness connection (RunnerWatch.liveness) first.
+    shardLockRefreshInterval: "10 seconds",
     // how soon a runner marked down (RunnerWatch) loses its shards to the others: one read of the runners table
     refreshAssignmentsInterval: "250 millis",
     runnerHealthCheckInterval: "2 seconds",
