@@ -172,6 +172,9 @@ const program = Effect.gen(function* () {
       if (n > 1) twice += 1
       if (n === 0) lost += 1
     }
+    // the stream of a session still running would not end: such a session is reported in states, not read
+    const state = after.find((x) => x.s === s)?.state
+    if (state === "running" || state === "starting") continue
     const shown = eventLines(yield* getText(`${local.url}/sessions/${ids[s]}/events`))
     const uses = blockIds(shown, "tool_use")
     const results = blockIds(shown, "tool_result")
