@@ -164,6 +164,33 @@ const rowLeases = (sql: SqlClient.SqlClient) =>
     fence: Option.none()
   })
 
+/** How a lease connection names its process to the others (`application_name`, at most 63 bytes kept). */
+const leaseName = `armature:${self.pid}@${self.host}`.slice(0, 63)
+
+/**
+ * The process whose connection holds the lock of a session now, by that connection's `application_name`
+ * (`leaseName`); none when no connection holds it or the holder names itself otherwise.
+ */
+const lockHolder = (sql: SqlClient.SqlClient, sessionId: string) =>
+  sql<{
+    name: string | null
+  }>`SELECT a.application_name AS name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+    WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 AND l.classid = ${lockClass}::bigint::oid
+      AND l.objid = hashtext(${sessionId})::oid`.pipe(
+    Effect.map((rows) => {
+      const named = /^armature:(\d+)@(.*)$/.exec(rows[0]?.name ?? "")
+      return named === null
+        ? Option.none()
+        : Option.some({
+            pid: Number(named[1]),
+            start_ticks: 0,
+            boot_id: "",
+            // a long host name was cut to fit: this host's own name is kept whole
+            host: leaseName.length === 63 && self.host.startsWith(named[2]) ? self.host : named[2]
+          } satisfies Row)
+    })
+  )
+
 /** The leases of a PostgreSQL database: advisory locks on `conn`, this process's own connection for them. */
 const lockLeases = (sql: SqlClient.SqlClient, conn: SqlConnection.Connection, backendPid: number) =>
   SessionLease.of({
@@ -172,7 +199,10 @@ const lockLeases = (sql: SqlClient.SqlClient, conn: SqlConnection.Connection, ba
       Effect.gen(function* () {
         const rows = yield* conn.executeValues("SELECT pg_try_advisory_lock($1, hashtext($2))", [lockClass, sessionId])
         if (rows[0]?.[0] !== true) {
-          const holder = yield* holderOf(sessionId)
+          // the process holding the lock now, as its connection names it: the row may still name the one before
+          // (the holder writes it just after taking the lock)
+          const now = yield* lockHolder(sql, sessionId)
+          const holder = Option.isSome(now) ? now : yield* holderOf(sessionId)
           return yield* taken(
             sessionId,
             Option.getOrElse(holder, () => ({ pid: 0, start_ticks: 0, boot_id: "", host: "" }))
@@ -201,7 +231,9 @@ export const layer = Layer.scoped(
       pg: () =>
         Effect.gen(function* () {
           const conn = yield* sql.reserve
-          const rows = yield* conn.executeValues("SELECT pg_backend_pid()", [])
+          const rows = yield* conn.executeValues("SELECT pg_backend_pid(), set_config('application_name', $1, false)", [
+            leaseName
+          ])
           return lockLeases(sql, conn, Number(rows[0]?.[0]))
         }),
       orElse: () => Effect.succeed(rowLeases(sql))

@@ -81,4 +81,26 @@ describe("CallProcesses: a call's start mark is fenced by the session's lease (P
         )
       })
   )
+
+  it.scoped("a second taker is told the process whose connection holds the lock, not a stale row", () =>
+    Effect.gen(function* () {
+      const url = yield* Postgres.freshDatabase("armature_lease_holder")
+      const store = DurableStore.sqlLayer({ _tag: "Postgres", url })
+      const first = yield* Layer.build(SessionLease.layer.pipe(Layer.provideMerge(store)))
+      const second = yield* Layer.build(SessionLease.layer.pipe(Layer.provideMerge(store)))
+      yield* Effect.flatMap(SessionLease.SessionLease, (lease) => lease.take("s1")).pipe(Effect.provide(first))
+      // the row still names a process of another host that held the lease before (its holder writes it just after
+      // taking the lock)
+      yield* Effect.flatMap(
+        SqlClient.SqlClient,
+        (sql) => sql`UPDATE armature_leases SET pid = 1, host = 'elsewhere' WHERE session_id = 's1'`
+      ).pipe(Effect.provide(first), Effect.orDie)
+      const refused = yield* Effect.flatMap(SessionLease.SessionLease, (lease) => lease.take("s1")).pipe(
+        Effect.provide(second),
+        Effect.scoped,
+        Effect.flip
+      )
+      expect(refused.message).toBe(`session s1 is being run by pid ${process.pid}`)
+    })
+  )
 })
