@@ -11,7 +11,6 @@ import { FileSystem } from "@effect/platform"
 import { Clock, type Context, Deferred, Effect, Fiber, Option, Queue, Ref } from "effect"
 import * as AgentDefinition from "../../domain/AgentDefinition.js"
 import * as BackgroundAgents from "../../domain/BackgroundAgents.js"
-import { ToolFailure } from "../../domain/Errors.js"
 import { CallJournal } from "../../services/CallJournal.js"
 import { addUsage } from "../../services/LanguageModel.js"
 import { contextOverride, currentContext } from "../../services/Session.js"
@@ -75,8 +74,10 @@ const childOptions = (
   subagent: { definition, parentToolUseId: toolUseId, depth: (parent.options.subagent?.depth ?? 0) + 1 }
 })
 
-const asFailure = (error: { readonly _tag: string; readonly message: string }): ToolFailure =>
-  error._tag === "ToolFailure" ? (error as ToolFailure) : new ToolFailure({ message: error.message })
+const runFailed =
+  (definition: AgentDefinition.AgentDefinition) =>
+  (error: { readonly message: string }): Agent.AgentRunFailed =>
+    new Agent.AgentRunFailed({ agentType: definition.name, message: error.message })
 
 /** Runs one sub-agent to its result line (in its worktree, when isolated); its usage is added to the parent's. */
 const runChild = <R>(
@@ -86,7 +87,7 @@ const runChild = <R>(
   definition: AgentDefinition.AgentDefinition,
   input: Agent.Input,
   toolUseId: string
-): Effect.Effect<RunResult, ToolFailure> =>
+): Effect.Effect<RunResult, Agent.AgentRunFailed> =>
   Effect.gen(function* () {
     const transcript = yield* sideChain(parent, toolUseId)
     const result = yield* loop(childOptions(parent, definition, input, toolUseId)).pipe(
@@ -101,25 +102,30 @@ const runChild = <R>(
       costUsd: totals.costUsd + result.total_cost_usd
     }))
     return result
-  }).pipe(Effect.scoped, Effect.mapError(asFailure))
+  }).pipe(Effect.scoped, Effect.mapError(runFailed(definition)))
 
 /** The answer of a finished sub-agent: its final text, or a failure with the reason it did not finish. */
 const answerOf = (definition: AgentDefinition.AgentDefinition, result: RunResult) =>
   result.subtype === "success"
     ? Effect.succeed(result.result)
     : Effect.fail(
-        new ToolFailure({
+        new Agent.AgentDidNotFinish({
+          agentType: definition.name,
+          subtype: result.subtype,
           message: `The ${definition.name} agent did not finish (${result.subtype}): ${result.result}`
         })
       )
 
 /** Runs `body` in a git worktree of its own when the call asks for one, and says where the worktree was kept. */
-const isolated = <A>(
+const isolated = <A, E>(
   input: Agent.Input,
   parent: RunContext,
   id: string,
-  body: Effect.Effect<A, ToolFailure>
-): Effect.Effect<{ readonly value: A; readonly note: string }, ToolFailure> =>
+  body: Effect.Effect<A, E>
+): Effect.Effect<
+  { readonly value: A; readonly note: string },
+  E | Worktree.GitFailed | Worktree.WorktreeUnavailable
+> =>
   input.isolation !== "worktree"
     ? Effect.map(body, (value) => ({ value, note: "" }))
     : Effect.gen(function* () {
@@ -145,7 +151,7 @@ const launch = (
   definition: AgentDefinition.AgentDefinition,
   input: Agent.Input,
   ctx: ToolContextLike,
-  run: (id: string) => Effect.Effect<{ readonly result: RunResult; readonly note: string }, ToolFailure>
+  run: (id: string) => Effect.Effect<{ readonly result: RunResult; readonly note: string }, Agent.SpawnFailure>
 ) =>
   Effect.gen(function* () {
     const id = `agent_${Crypto.randomBytes(4).toString("hex")}`
