@@ -22,7 +22,7 @@ import * as TranscriptLive from "./TranscriptLive.js"
 import * as Worktree from "./Worktree.js"
 
 /** The side chain of a sub-agent: next to the parent's transcript, in a folder named after the session. */
-export const sideChainPath = (parentTranscript: string, sessionId: string, toolUseId: string): string =>
+const sideChainPath = (parentTranscript: string, sessionId: string, toolUseId: string): string =>
   Path.join(Path.dirname(parentTranscript), sessionId, "agents", `${toolUseId}.jsonl`)
 
 /** The loop a sub-agent runs (the agent loop itself, passed in to keep the modules acyclic). */
@@ -42,7 +42,7 @@ const sideChain = (parent: RunContext, toolUseId: string) =>
   })
 
 /** The model a call runs its sub-agent on: the call's `model`, else the definition's, else the parent's. */
-export const childModel = (definition: AgentDefinition.AgentDefinition, input: Agent.Input, parentModel: string) =>
+const childModel = (definition: AgentDefinition.AgentDefinition, input: Agent.Input, parentModel: string) =>
   input.model !== undefined
     ? (AgentDefinition.modelAliases[input.model] ?? input.model)
     : AgentDefinition.modelOf(definition, parentModel)
@@ -225,7 +225,7 @@ type ToolContextLike = Parameters<Agent.Spawn>[2]
  * the reason; in the background the call returns the agent's id and the answer comes as a notification. A durable
  * run runs every agent in the foreground, so that its answer is stored as the call's result.
  */
-export const spawner =
+const spawner =
   <R>(parent: RunContext, loop: Loop<R>, services: Context.Context<R>): Agent.Spawn =>
   (definition, input, ctx) =>
     Effect.gen(function* () {

@@ -30,7 +30,7 @@ export interface Listed {
 const hasResources = (client: Client): boolean => client.getServerCapabilities()?.resources !== undefined
 
 /** Every resource of one server, page after page (none when the server has no resources capability). */
-export const listServer = (
+const listServer = (
   servers: ResourceServers,
   server: string
 ): Effect.Effect<ReadonlyArray<Listed>, McpFailure.RequestFailure> =>

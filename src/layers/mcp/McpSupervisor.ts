@@ -50,7 +50,7 @@ import { capOutput, errorText, inputSchemaOf, textOf, toContent, withServerHints
 export type Options = McpOptions
 
 /** The default reconnection backoff: 200 ms doubling, capped at 30 s, forever. */
-export const defaultReconnectSchedule: Schedule.Schedule<unknown, unknown> = Schedule.exponential("200 millis").pipe(
+const defaultReconnectSchedule: Schedule.Schedule<unknown, unknown> = Schedule.exponential("200 millis").pipe(
   Schedule.union(Schedule.spaced("30 seconds"))
 )
 
@@ -175,7 +175,7 @@ const oauthOf = (name: string, config: McpConfig.ServerConfig) => {
 }
 
 /** How long a stdio server has to exit after its stdin is closed before it gets SIGTERM (the SDK waits 2 s). */
-export const stdioCloseGraceMs = 200
+const stdioCloseGraceMs = 200
 
 /**
  * Closes a client. For a stdio server: stdin is closed, and a server that has not exited after a short grace gets

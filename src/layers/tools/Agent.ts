@@ -15,7 +15,7 @@ import * as Worktree from "../agent/Worktree.js"
 export const name = "Agent"
 
 /** The model aliases a call may pick. */
-export const ModelAlias = Schema.Literal("sonnet", "opus", "haiku")
+const ModelAlias = Schema.Literal("sonnet", "opus", "haiku")
 
 /** The input, Claude Code's. */
 export const Input = Schema.Struct({
@@ -47,7 +47,7 @@ export const Input = Schema.Struct({
 })
 
 /** The agent type a call asks for (the general-purpose agent when it names none). */
-export const typeOf = (input: { readonly subagent_type?: string | undefined }): string =>
+const typeOf = (input: { readonly subagent_type?: string | undefined }): string =>
   input.subagent_type ?? AgentDefinition.generalPurpose.name
 
 /** The decoded input. */

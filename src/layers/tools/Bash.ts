@@ -240,8 +240,9 @@ const byteStream = (readable: Readable | null): Stream.Stream<Uint8Array, Output
       )
 
 /**
- * Makes the Bash tool; the analyzer, result store, background shells and file system are captured here. The
- * ResultStore is optional: without one, output spills to an FsResultStore under the session's state directory.
+ * Makes the Bash tool; the analyzer, result store and sandbox are captured here, while `call` takes Processes,
+ * BackgroundShells and FileSystem from the context it runs in (`Requirements`). The ResultStore is optional: without
+ * one, output spills to an FsResultStore under the session's state directory.
  */
 export const make = Effect.gen(function* () {
   const analyzer = yield* ShellAnalyzer

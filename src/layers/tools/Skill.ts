@@ -31,7 +31,7 @@ export const Input = Schema.Struct({
 export type Input = typeof Input.Type
 
 /** The skill a call names (a leading `/` is accepted, as in a slash command). */
-export const skillNameOf = (input: { readonly skill: string }): string => input.skill.trim().replace(/^\//, "")
+const skillNameOf = (input: { readonly skill: string }): string => input.skill.trim().replace(/^\//, "")
 
 /** No skill of this name is offered (`validate` rejects such a call first; `call` fails too when run without it). */
 export class UnknownSkill extends Schema.TaggedError<UnknownSkill>()("UnknownSkill", {
