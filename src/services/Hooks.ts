@@ -19,14 +19,18 @@ export class Hooks extends Context.Tag("armature/Hooks")<
   }
 >() {}
 
+const nothing: Effect.Effect<HookOutcome> = Effect.succeed(emptyOutcome)
+
+/** The service of `none`: callers that get this very value know that no hook listens, without asking. */
+export const noHooks: Hooks["Type"] = Hooks.of({ run: () => nothing, has: () => Effect.succeed(false) })
+
 /** No hooks at all. */
-export const none = Layer.succeed(
-  Hooks,
-  Hooks.of({ run: () => Effect.succeed(emptyOutcome), has: () => Effect.succeed(false) })
-)
+export const none = Layer.succeed(Hooks, noHooks)
 
 /** Runs the hooks of `event` on the input `build` makes, or gives the empty outcome at once when none listens. */
 export const runIfAny = (hooks: Hooks["Type"], event: HookEvent, build: () => HookInput): Effect.Effect<HookOutcome> =>
-  hooks.has === undefined
-    ? Effect.suspend(() => hooks.run(event, build()))
-    : Effect.flatMap(hooks.has(event), (any) => (any ? hooks.run(event, build()) : Effect.succeed(emptyOutcome)))
+  hooks === noHooks
+    ? nothing
+    : hooks.has === undefined
+      ? Effect.suspend(() => hooks.run(event, build()))
+      : Effect.flatMap(hooks.has(event), (any) => (any ? hooks.run(event, build()) : Effect.succeed(emptyOutcome)))

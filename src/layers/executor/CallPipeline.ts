@@ -449,34 +449,41 @@ export const make = (services: Services) => {
       : yield* afterSuccess(r, pre, permitted.input, invocation)
   })
 
-  /** Runs a started call to its outcome. Interruption passes through; any other defect becomes an error result. */
+  /** A started call up to its outcome; defects and failures pass through to `run`. */
+  const runSteps = Effect.fnUntraced(function* (started: Started, links: Links) {
+    const { cwd } = yield* Ref.get(yield* currentContext(session))
+    const permissionMode = yield* effectiveMode(session.state, policy.mode)
+    const ctx: Tool.ToolContext = {
+      toolUseId: started.call.id,
+      cwd,
+      permissionMode,
+      progress: links.progress,
+      interrupted: links.interrupted,
+      state: session.state
+    }
+    const running = new Running(started, links, ctx, services)
+    if (started.tool.validate !== Tool.noValidation) {
+      const invalid = yield* validate(started.tool, started.input, ctx)
+      if (Option.isSome(invalid)) return invalid.value
+    }
+    return yield* afterValidate(running)
+  })
+
+  /**
+   * Runs a started call to its outcome. Interruption passes through; any other defect becomes an error result.
+   * The steps are one generator function made once (`Effect.fnUntraced`), not an `Effect.gen` per call: a generator
+   * function created per call cost about 1.8 µs of CPU each (scratch measurement, 20,000 runs of three `yield*`:
+   * Effect.gen with a fresh function 2.4 µs, fnUntraced 0.5–0.6 µs).
+   */
   const run = (started: Started, links: Links): Effect.Effect<Outcome> =>
-    Effect.gen(function* () {
-      const { cwd } = yield* Ref.get(yield* currentContext(session))
-      const permissionMode = yield* effectiveMode(session.state, policy.mode)
-      const ctx: Tool.ToolContext = {
-        toolUseId: started.call.id,
-        cwd,
-        permissionMode,
-        progress: links.progress,
-        interrupted: links.interrupted,
-        state: session.state
-      }
-      const running = new Running(started, links, ctx, services)
-      if (started.tool.validate !== Tool.noValidation) {
-        const invalid = yield* validate(started.tool, started.input, ctx)
-        if (Option.isSome(invalid)) return invalid.value
-      }
-      return yield* afterValidate(running)
-    }).pipe(
-      Effect.catchAllCause(
-        links.tracing === undefined
-          ? catchDefects
-          : (cause) => {
-              links.tracing?.endStep(Exit.failCause(cause))
-              return catchDefects(cause)
-            }
-      )
+    Effect.catchAllCause(
+      runSteps(started, links),
+      links.tracing === undefined
+        ? catchDefects
+        : (cause) => {
+            links.tracing?.endStep(Exit.failCause(cause))
+            return catchDefects(cause)
+          }
     )
 
   return { run }

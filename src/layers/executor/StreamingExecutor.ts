@@ -135,31 +135,33 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
     const runBatch = (calls: ReadonlyArray<ToolCall>, options: ExecuteOptions = {}) =>
       Stream.unwrap(Effect.as(validateBatch(calls), events<never>({ _tag: "Batch", calls }, options)))
 
-    // Only the results are wanted: no state or progress event is built, and no stream is run.
+    // Only the results are wanted: no state or progress event is built, and no stream is run. One generator
+    // function for every batch (fnUntraced), not an Effect.gen made per batch (about 2 µs of CPU each).
+    const collect = Effect.fnUntraced(function* (calls: ReadonlyArray<ToolCall>, options: ExecuteOptions) {
+      yield* validateBatch(calls)
+      const results: Array<ToolResult> = []
+      // the owner runs in this fiber and returns once every result is in (or the execution was discarded)
+      yield* Execution.run(
+        yield* envNow,
+        { _tag: "Batch", calls },
+        settings(options),
+        {
+          detailed: false,
+          emit: (events) =>
+            Effect.sync(() => {
+              for (const e of events) {
+                if (e.type === "tool_result") results.push(toolResult(e.tool_use_id, e.content, e.is_error))
+              }
+            }),
+          end: () => Effect.void,
+          discard: Effect.void
+        },
+        true
+      )
+      return results
+    })
     const runBatchCollect = (calls: ReadonlyArray<ToolCall>, options: ExecuteOptions = {}) =>
-      Effect.gen(function* () {
-        yield* validateBatch(calls)
-        const results: Array<ToolResult> = []
-        // the owner runs in this fiber and returns once every result is in (or the execution was discarded)
-        yield* Execution.run(
-          yield* envNow,
-          { _tag: "Batch", calls },
-          settings(options),
-          {
-            detailed: false,
-            emit: (events) =>
-              Effect.sync(() => {
-                for (const e of events) {
-                  if (e.type === "tool_result") results.push(toolResult(e.tool_use_id, e.content, e.is_error))
-                }
-              }),
-            end: () => Effect.void,
-            discard: Effect.void
-          },
-          true
-        )
-        return results
-      }).pipe(Effect.scoped)
+      Effect.scoped(collect(calls, options))
 
     return ToolExecutor.of({ execute, runBatch, runBatchCollect })
   })
