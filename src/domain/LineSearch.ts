@@ -2,7 +2,7 @@
  * The built-in Grep engine's matching, on one file's text: ripgrep's line-oriented semantics (a match never crosses a
  * line end) without splitting the text into lines, and its multi-line mode.
  */
-import type { Line, Query } from "../../domain/GrepQuery.js"
+import type { Line, Query } from "./GrepQuery.js"
 
 /** The compiled forms of a pattern a search needs. */
 export interface Compiled {

@@ -4,7 +4,7 @@
  * approval, or ask for the settings to change). Pure: it reads the runtime's violation records and the command's
  * output.
  */
-import type * as SandboxDomain from "../../domain/Sandbox.js"
+import type * as SandboxDomain from "./Sandbox.js"
 
 /** What the sandbox refused, as far as the records and the output tell. */
 export interface Refusals {

@@ -6,11 +6,11 @@
  * `sandbox.filesystem` and `sandbox.network` lists add to them. See docs/sandbox.md.
  */
 import * as Path from "node:path"
-import * as PermissionRule from "../../domain/PermissionRule.js"
-import * as ProtectedPaths from "../../domain/ProtectedPaths.js"
-import type * as Sandbox from "../../domain/Sandbox.js"
-import type { Policy } from "../../domain/Sandbox.js"
-import type * as Settings from "../../domain/Settings.js"
+import * as PermissionRule from "./PermissionRule.js"
+import * as ProtectedPaths from "./ProtectedPaths.js"
+import type * as Sandbox from "./Sandbox.js"
+import type { Policy } from "./Sandbox.js"
+import type * as Settings from "./Settings.js"
 
 /** Where the policy is derived from. */
 export interface PolicyInput {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fc from "fast-check"
-import * as GrepEngine from "../../../src/layers/files/GrepEngine.js"
-import { byRarity, requiredLiterals, searchText, splitText } from "../../../src/layers/files/LineSearch.js"
+import { byRarity, requiredLiterals, searchText, splitText } from "../../src/domain/LineSearch.js"
+import * as GrepEngine from "../../src/layers/files/GrepEngine.js"
 
 const patterns = ["a", "ab", "^a", "b$", "a+b", "^$", "a|b", "\\s", "a\\s+b", "b\\n?a", "x*", "^", "[ab]{2}", "(?<=a)b"]
 

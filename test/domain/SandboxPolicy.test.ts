@@ -1,12 +1,12 @@
 import * as Path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Either } from "effect"
-import * as PermissionRule from "../../../src/domain/PermissionRule.js"
-import * as ProtectedPaths from "../../../src/domain/ProtectedPaths.js"
-import * as SandboxDomain from "../../../src/domain/Sandbox.js"
-import * as Settings from "../../../src/domain/Settings.js"
-import * as SandboxNotes from "../../../src/layers/sandbox/SandboxNotes.js"
-import * as SandboxPolicy from "../../../src/layers/sandbox/SandboxPolicy.js"
+import * as PermissionRule from "../../src/domain/PermissionRule.js"
+import * as ProtectedPaths from "../../src/domain/ProtectedPaths.js"
+import * as SandboxDomain from "../../src/domain/Sandbox.js"
+import * as SandboxNotes from "../../src/domain/SandboxNotes.js"
+import * as SandboxPolicy from "../../src/domain/SandboxPolicy.js"
+import * as Settings from "../../src/domain/Settings.js"
 
 const rules = (behavior: "allow" | "deny", texts: ReadonlyArray<string>) =>
   Either.getOrThrow(PermissionRule.parseAll(texts, { behavior, source: "settings.json", root: "/proj" }))

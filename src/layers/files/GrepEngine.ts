@@ -9,9 +9,9 @@ import * as Path from "node:path"
 import { Effect, Fiber, Schema } from "effect"
 import picomatch from "picomatch"
 import type { FileResult, Line, OutputMode, Query } from "../../domain/GrepQuery.js"
+import { byRarity, type Compiled, requiredLiterals, searchText, splitText } from "../../domain/LineSearch.js"
 import * as FileWalker from "./FileWalker.js"
 import * as GrepReader from "./GrepReader.js"
-import { byRarity, type Compiled, requiredLiterals, searchText, splitText } from "./LineSearch.js"
 
 export type { FileResult, Line, OutputMode, Query } from "../../domain/GrepQuery.js"
 

@@ -10,12 +10,12 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { Config, type Context, Effect, Either, Layer, Option, Ref, Scope } from "effect"
 import * as SandboxDomain from "../../domain/Sandbox.js"
+import * as SandboxNotes from "../../domain/SandboxNotes.js"
+import * as SandboxPolicy from "../../domain/SandboxPolicy.js"
 import { LiveSettings } from "../../services/LiveSettings.js"
 import { Sandbox, SandboxError } from "../../services/Sandbox.js"
 import { Session } from "../../services/Session.js"
 import { Settings } from "../../services/Settings.js"
-import * as SandboxNotes from "./SandboxNotes.js"
-import * as SandboxPolicy from "./SandboxPolicy.js"
 
 type Runtime = typeof import("@anthropic-ai/sandbox-runtime")
 type RuntimeConfig = import("@anthropic-ai/sandbox-runtime").SandboxRuntimeConfig

@@ -3,9 +3,9 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect, FastCheck, Fiber } from "effect"
+import { splitText } from "../../../src/domain/LineSearch.js"
 import * as GrepEngine from "../../../src/layers/files/GrepEngine.js"
 import * as GrepReader from "../../../src/layers/files/GrepReader.js"
-import { splitText } from "../../../src/layers/files/LineSearch.js"
 
 const dir = NodeFs.mkdtempSync(Path.join(Os.tmpdir(), "armature-grep-reader-"))
 let serial = 0
