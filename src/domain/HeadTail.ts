@@ -54,9 +54,6 @@ export const make = (headChars: number, tailChars: number): HeadTail => {
   return { append, snapshot, lastLines }
 }
 
-/** The whole text when nothing was omitted. */
-export const isComplete = (snapshot: Snapshot): boolean => snapshot.omittedChars === 0
-
 /** A byte accumulator's rendering: the decoded head and tail and the bytes between them. */
 export interface ByteSnapshot {
   readonly head: string

@@ -133,8 +133,9 @@ const flagsOfUsage = (usage: Usage.Usage, out: Array<Flag>): Array<Flag> => {
 
 const byName = (flags: ReadonlyArray<Flag>): Flags => new Map(flags.flatMap((flag) => flag.names.map((n) => [n, flag])))
 
+/** Any command of the tree, whatever its environment and result. */
 // biome-ignore lint/suspicious/noExplicitAny: any command of the tree, whatever its environment and result
-type AnyCommand = Command.Command<any, any, any, any>
+export type AnyCommand = Command.Command<any, any, any, any>
 
 /** The flags of each command path ("exec", "tools list", …), and the paths that only group subcommands. */
 export interface CommandTable {

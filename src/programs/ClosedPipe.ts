@@ -34,9 +34,6 @@ function onStderrError(e: unknown): void {
   if (!isEpipe(e)) throw e
 }
 
-/** True once stdout's reader has gone. */
-export const isClosed = (): boolean => closed
-
 /** Completes when stdout's reader goes away (never, while it reads). */
 export const stdoutClosed: Effect.Effect<void> = Effect.async<void>((resume) => {
   if (closed) return resume(Effect.void)

@@ -185,11 +185,6 @@ const resultWidth = (wide: boolean, results: ReadonlyArray<ResultEvent>, names: 
   return Math.max(20, columns - ids - tools - 6 - 6 - 8)
 }
 
-/**
- * Runs `exec` and prints in the chosen format; fails with InvalidInputError on unusable input (then stdout gets no
- * summary). On SIGINT/SIGTERM the calls in flight are interrupted, each gets its result, the summary names the
- * signal and the exit status is 130/143.
- */
 /** Where `exec` writes its audit trail: a transcript (JSON Lines) and a timeline page, each when asked for. */
 export interface AuditOptions {
   readonly transcript: Option.Option<string>
@@ -197,6 +192,11 @@ export interface AuditOptions {
   readonly audit: Audit.Audit
 }
 
+/**
+ * Runs `exec` and prints in the chosen format; fails with InvalidInputError on unusable input (then stdout gets no
+ * summary). On SIGINT/SIGTERM the calls in flight are interrupted, each gets its result, the summary names the
+ * signal and the exit status is 130/143.
+ */
 export const exec = (source: string, output: "text" | "json" | "stream-json", wide = false, audit?: AuditOptions) =>
   Effect.gen(function* () {
     const executor = yield* ToolExecutor

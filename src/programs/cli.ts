@@ -4,7 +4,7 @@
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { Command } from "@effect/cli"
-import { Effect } from "effect"
+import { Effect, HashSet } from "effect"
 import * as Argv from "./Argv.js"
 import * as ExecCommand from "./ExecCommand.js"
 import * as McpCommand from "./McpCommand.js"
@@ -16,38 +16,33 @@ import * as SessionsCommand from "./SessionsCommand.js"
 import * as TimelineCommand from "./TimelineCommand.js"
 import * as ToolsCommand from "./ToolsCommand.js"
 
+/** The commands, in the order `--help` lists them. */
 const commands = [
-  ["exec", ExecCommand.command],
-  ["tools", ToolsCommand.command],
-  ["permissions", PermissionsCommand.command],
-  ["run", RunCommand.command],
-  ["resume", SessionsCommand.resume],
-  ["sessions", SessionsCommand.sessions],
-  ["serve", ServeCommand.command],
-  ["mcp", McpCommand.command],
-  ["sandbox", SandboxCommand.command],
-  ["timeline", TimelineCommand.command]
+  ExecCommand.command,
+  ToolsCommand.command,
+  PermissionsCommand.command,
+  RunCommand.command,
+  SessionsCommand.resume,
+  SessionsCommand.sessions,
+  ServeCommand.command,
+  McpCommand.command,
+  SandboxCommand.command,
+  TimelineCommand.command
 ] as const
 
 /** The root command. */
 export const root = Command.make("armature").pipe(
   Command.withDescription("Run an LLM agent's tool calls: permissions, hooks and a streaming executor"),
-  Command.withSubcommands([
-    ExecCommand.command,
-    ToolsCommand.command,
-    PermissionsCommand.command,
-    RunCommand.command,
-    SessionsCommand.resume,
-    SessionsCommand.sessions,
-    ServeCommand.command,
-    McpCommand.command,
-    SandboxCommand.command,
-    TimelineCommand.command
-  ])
+  Command.withSubcommands(commands)
 )
 
+/** A command's name (each of ours has one). */
+const nameOf = (command: Argv.AnyCommand): string => [...HashSet.values(Command.getNames(command))][0] ?? ""
+
 /** The flags of every command path, read from the commands themselves (for `Argv.prepare`). */
-export const table: Argv.CommandTable = Argv.commandTable(commands)
+export const table: Argv.CommandTable = Argv.commandTable(
+  commands.map((command) => [nameOf(command), command] as const)
+)
 
 /** The package's version, from the nearest package.json above this module (in the sources and in the bundle). */
 const packageVersion = (): string => {

@@ -2,7 +2,7 @@
  * Which paths may not be read: the Read deny rules, as a predicate the search tools (Grep, Glob) apply to every
  * file and directory they visit, so that a search over a directory never returns what Read itself would refuse.
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, type Effect } from "effect"
 
 /**
  * The rule (as shown to the model: the rule as written and its source) that forbids reading an absolute path, or
@@ -31,9 +31,3 @@ export class ReadGuard extends Context.Tag("armature/ReadGuard")<
     readonly forSearch: (scope: SearchScope) => Effect.Effect<Check | undefined>
   }
 >() {}
-
-/** A guard that denies nothing (no Read deny rules). */
-export const layerAllowAll: Layer.Layer<ReadGuard> = Layer.succeed(
-  ReadGuard,
-  ReadGuard.of({ forSearch: () => Effect.succeed(undefined) })
-)

@@ -23,26 +23,26 @@ import type { CompactionOptions } from "./AgentEvent.js"
 import type { RunContext } from "./RunContext.js"
 
 /** The context window assumed when none is given. */
-export const defaultContextWindow = 200_000
+const defaultContextWindow = 200_000
 
 /** The share of the window past which a conversation is compacted by default. */
-export const defaultThresholdRatio = 0.8
+const defaultThresholdRatio = 0.8
 
 /** The input tokens past which a run compacts (0: never). */
 export const thresholdOf = (options: CompactionOptions | undefined): number =>
   options?.threshold ?? Math.floor((options?.contextWindow ?? defaultContextWindow) * defaultThresholdRatio)
 
 /** The input tokens of a turn: uncached, cache writes and cache reads. */
-export const inputTokensOf = (usage: Usage): number =>
+const inputTokensOf = (usage: Usage): number =>
   usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens
 
 /** The system prompt of a compaction request; it also marks the request as one (see `isCompactionRequest`). */
-export const compactionSystemPrompt =
+const compactionSystemPrompt =
   "You are summarizing a conversation between a user and a coding agent so that the agent can continue the work " +
   "from the summary alone, with its earlier messages gone."
 
 /** The instruction sent as the last user text of a compaction request. */
-export const compactionInstruction = `Write a summary of the conversation so far, to continue the task from it. \
+const compactionInstruction = `Write a summary of the conversation so far, to continue the task from it. \
 Include: the user's requests and intent; what was done (files read, changed or created, with their paths, and \
 commands run); the important findings and decisions; errors met and how they were fixed; what remains to be done and \
 the next step. Answer with the summary only.`
@@ -63,7 +63,7 @@ const textOfUser = (message: Message): string =>
     : message.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("\n")
 
 /** The messages of a compaction request: the conversation with the instruction added to its last user turn. */
-export const compactionMessages = (messages: ReadonlyArray<Message>): ReadonlyArray<Message> => {
+const compactionMessages = (messages: ReadonlyArray<Message>): ReadonlyArray<Message> => {
   const last = messages.at(-1)
   const instruction: UserContent = { type: "text", text: compactionInstruction }
   if (last !== undefined && last.role === "user") {
@@ -169,15 +169,15 @@ export const maybeCompact = (
   })
 
 /** Micro-compaction's defaults: results of at least 2 000 characters, the 8 most recent kept whole. */
-export const defaultMicroMinChars = 2_000
-export const defaultMicroKeepRecent = 8
+const defaultMicroMinChars = 2_000
+const defaultMicroKeepRecent = 8
 
 /** The file a persisted result names (`Full output saved to: PATH`), if it names one. */
-export const persistedPath = (text: string): string | undefined =>
+const persistedPath = (text: string): string | undefined =>
   /saved to:?\s+(\S+)/i.exec(text)?.[1]?.replace(/[.,)]+$/, "")
 
 /** The stub an old large result is replaced by in later requests, naming the file that keeps it whole. */
-export const stubOf = (result: ToolResult, path: string): ToolResult => ({
+const stubOf = (result: ToolResult, path: string): ToolResult => ({
   ...result,
   content: `[Old tool result cleared to save context (${contentText(result.content).length} characters); the full text is in ${path}. Read it again if you need it.]`
 })

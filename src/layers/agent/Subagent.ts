@@ -11,7 +11,6 @@ import { FileSystem } from "@effect/platform"
 import { Clock, type Context, Deferred, Effect, Fiber, Option, Queue, Ref } from "effect"
 import * as AgentDefinition from "../../domain/AgentDefinition.js"
 import * as BackgroundAgents from "../../domain/BackgroundAgents.js"
-import { ToolFailure } from "../../domain/Errors.js"
 import { CallJournal } from "../../services/CallJournal.js"
 import { addUsage } from "../../services/LanguageModel.js"
 import { contextOverride, currentContext } from "../../services/Session.js"
@@ -23,7 +22,7 @@ import * as TranscriptLive from "./TranscriptLive.js"
 import * as Worktree from "./Worktree.js"
 
 /** The side chain of a sub-agent: next to the parent's transcript, in a folder named after the session. */
-export const sideChainPath = (parentTranscript: string, sessionId: string, toolUseId: string): string =>
+const sideChainPath = (parentTranscript: string, sessionId: string, toolUseId: string): string =>
   Path.join(Path.dirname(parentTranscript), sessionId, "agents", `${toolUseId}.jsonl`)
 
 /** The loop a sub-agent runs (the agent loop itself, passed in to keep the modules acyclic). */
@@ -43,7 +42,7 @@ const sideChain = (parent: RunContext, toolUseId: string) =>
   })
 
 /** The model a call runs its sub-agent on: the call's `model`, else the definition's, else the parent's. */
-export const childModel = (definition: AgentDefinition.AgentDefinition, input: Agent.Input, parentModel: string) =>
+const childModel = (definition: AgentDefinition.AgentDefinition, input: Agent.Input, parentModel: string) =>
   input.model !== undefined
     ? (AgentDefinition.modelAliases[input.model] ?? input.model)
     : AgentDefinition.modelOf(definition, parentModel)
@@ -75,8 +74,10 @@ const childOptions = (
   subagent: { definition, parentToolUseId: toolUseId, depth: (parent.options.subagent?.depth ?? 0) + 1 }
 })
 
-const asFailure = (error: { readonly _tag: string; readonly message: string }): ToolFailure =>
-  error._tag === "ToolFailure" ? (error as ToolFailure) : new ToolFailure({ message: error.message })
+const runFailed =
+  (definition: AgentDefinition.AgentDefinition) =>
+  (error: { readonly message: string }): Agent.AgentRunFailed =>
+    new Agent.AgentRunFailed({ agentType: definition.name, message: error.message })
 
 /** Runs one sub-agent to its result line (in its worktree, when isolated); its usage is added to the parent's. */
 const runChild = <R>(
@@ -86,7 +87,7 @@ const runChild = <R>(
   definition: AgentDefinition.AgentDefinition,
   input: Agent.Input,
   toolUseId: string
-): Effect.Effect<RunResult, ToolFailure> =>
+): Effect.Effect<RunResult, Agent.AgentRunFailed> =>
   Effect.gen(function* () {
     const transcript = yield* sideChain(parent, toolUseId)
     const result = yield* loop(childOptions(parent, definition, input, toolUseId)).pipe(
@@ -101,25 +102,30 @@ const runChild = <R>(
       costUsd: totals.costUsd + result.total_cost_usd
     }))
     return result
-  }).pipe(Effect.scoped, Effect.mapError(asFailure))
+  }).pipe(Effect.scoped, Effect.mapError(runFailed(definition)))
 
 /** The answer of a finished sub-agent: its final text, or a failure with the reason it did not finish. */
 const answerOf = (definition: AgentDefinition.AgentDefinition, result: RunResult) =>
   result.subtype === "success"
     ? Effect.succeed(result.result)
     : Effect.fail(
-        new ToolFailure({
+        new Agent.AgentDidNotFinish({
+          agentType: definition.name,
+          subtype: result.subtype,
           message: `The ${definition.name} agent did not finish (${result.subtype}): ${result.result}`
         })
       )
 
 /** Runs `body` in a git worktree of its own when the call asks for one, and says where the worktree was kept. */
-const isolated = <A>(
+const isolated = <A, E>(
   input: Agent.Input,
   parent: RunContext,
   id: string,
-  body: Effect.Effect<A, ToolFailure>
-): Effect.Effect<{ readonly value: A; readonly note: string }, ToolFailure> =>
+  body: Effect.Effect<A, E>
+): Effect.Effect<
+  { readonly value: A; readonly note: string },
+  E | Worktree.GitFailed | Worktree.WorktreeUnavailable
+> =>
   input.isolation !== "worktree"
     ? Effect.map(body, (value) => ({ value, note: "" }))
     : Effect.gen(function* () {
@@ -145,7 +151,7 @@ const launch = (
   definition: AgentDefinition.AgentDefinition,
   input: Agent.Input,
   ctx: ToolContextLike,
-  run: (id: string) => Effect.Effect<{ readonly result: RunResult; readonly note: string }, ToolFailure>
+  run: (id: string) => Effect.Effect<{ readonly result: RunResult; readonly note: string }, Agent.SpawnFailure>
 ) =>
   Effect.gen(function* () {
     const id = `agent_${Crypto.randomBytes(4).toString("hex")}`
@@ -219,7 +225,7 @@ type ToolContextLike = Parameters<Agent.Spawn>[2]
  * the reason; in the background the call returns the agent's id and the answer comes as a notification. A durable
  * run runs every agent in the foreground, so that its answer is stored as the call's result.
  */
-export const spawner =
+const spawner =
   <R>(parent: RunContext, loop: Loop<R>, services: Context.Context<R>): Agent.Spawn =>
   (definition, input, ctx) =>
     Effect.gen(function* () {

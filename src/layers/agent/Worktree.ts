@@ -7,8 +7,21 @@
 import * as ChildProcess from "node:child_process"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { Effect, Option, type Scope } from "effect"
-import { ToolFailure } from "../../domain/Errors.js"
+import { Effect, Option, Schema, type Scope } from "effect"
+
+/** A git command failed (its stderr, or why it could not run, is in the message). */
+export class GitFailed extends Schema.TaggedError<GitFailed>()("GitFailed", {
+  message: Schema.String,
+  cwd: Schema.String,
+  args: Schema.Array(Schema.String)
+}) {}
+
+/** No worktree could be made: `cwd` is not in a git repository, or the repository has no commit yet. */
+export class WorktreeUnavailable extends Schema.TaggedError<WorktreeUnavailable>()("WorktreeUnavailable", {
+  message: Schema.String,
+  cwd: Schema.String,
+  reason: Schema.Literal("not-a-repository", "no-commit")
+}) {}
 
 /** An agent's worktree. */
 export interface Worktree {
@@ -21,8 +34,8 @@ export interface Worktree {
 }
 
 /** Runs git with these arguments in `cwd`; its stdout, or a failure with its stderr. */
-export const git = (cwd: string, args: ReadonlyArray<string>): Effect.Effect<string, ToolFailure> =>
-  Effect.async<string, ToolFailure>((resume) => {
+export const git = (cwd: string, args: ReadonlyArray<string>): Effect.Effect<string, GitFailed> =>
+  Effect.async<string, GitFailed>((resume) => {
     const child = ChildProcess.execFile(
       "git",
       [...args],
@@ -32,7 +45,9 @@ export const git = (cwd: string, args: ReadonlyArray<string>): Effect.Effect<str
           error === null
             ? Effect.succeed(stdout)
             : Effect.fail(
-                new ToolFailure({
+                new GitFailed({
+                  cwd,
+                  args: [...args],
                   message: `git ${args.join(" ")} failed in ${cwd}: ${(stderr || error.message).trim()}`
                 })
               )
@@ -54,13 +69,18 @@ const changed = (path: string, base: string) =>
  * Adds a worktree of the repository holding `cwd` for the agent `id`, removed with the scope unless changed. Fails
  * with a clear message when `cwd` is not in a git repository or the repository has no commit yet.
  */
-export const acquire = (cwd: string, id: string): Effect.Effect<Worktree, ToolFailure, Scope.Scope> =>
+export const acquire = (
+  cwd: string,
+  id: string
+): Effect.Effect<Worktree, GitFailed | WorktreeUnavailable, Scope.Scope> =>
   Effect.gen(function* () {
     const top = yield* git(cwd, ["rev-parse", "--show-toplevel"]).pipe(
       Effect.map((out) => out.trim()),
       Effect.mapError(
         () =>
-          new ToolFailure({
+          new WorktreeUnavailable({
+            cwd,
+            reason: "not-a-repository",
             message: `isolation "worktree" needs a git repository, and ${cwd} is not in one. Call Agent without isolation, or from inside a repository.`
           })
       )
@@ -69,7 +89,9 @@ export const acquire = (cwd: string, id: string): Effect.Effect<Worktree, ToolFa
       Effect.map((out) => out.trim()),
       Effect.mapError(
         () =>
-          new ToolFailure({
+          new WorktreeUnavailable({
+            cwd,
+            reason: "no-commit",
             message: `isolation "worktree" needs a commit to check out, and the repository ${top} has none yet.`
           })
       )

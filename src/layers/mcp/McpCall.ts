@@ -11,7 +11,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { type CallToolResult, ErrorCode, type JSONRPCMessage, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Fiber, Option, Queue, Schema } from "effect"
-import { ToolFailure } from "../../domain/Errors.js"
+import { McpRequestFailed, McpTimedOut } from "../../domain/McpFailure.js"
 import * as Spans from "../observability/Spans.js"
 import { errorText } from "./McpToolShape.js"
 
@@ -75,8 +75,8 @@ const request = (
   tool: string,
   args: Record<string, unknown>,
   onProgress: (data: ProgressData) => void
-): Effect.Effect<CallToolResult, ToolFailure | Disconnected> =>
-  Effect.async<CallToolResult, ToolFailure | Disconnected>((resume) => {
+): Effect.Effect<CallToolResult, McpRequestFailed | Disconnected> =>
+  Effect.async<CallToolResult, McpRequestFailed | Disconnected>((resume) => {
     const controller = new AbortController()
     const token = target.routes.open(onProgress)
     const promise = target.client
@@ -93,7 +93,11 @@ const request = (
         } else if (error instanceof McpError) {
           resume(
             Effect.fail(
-              new ToolFailure({ message: `MCP server ${target.server}: ${errorText(error)}`, transient: true })
+              new McpRequestFailed({
+                server: target.server,
+                message: `MCP server ${target.server}: ${errorText(error)}`,
+                transient: true
+              })
             )
           )
         } else if (target.http) {
@@ -102,7 +106,11 @@ const request = (
         } else {
           resume(
             Effect.fail(
-              new ToolFailure({ message: `MCP server ${target.server}: ${errorText(error)}`, transient: true })
+              new McpRequestFailed({
+                server: target.server,
+                message: `MCP server ${target.server}: ${errorText(error)}`,
+                transient: true
+              })
             )
           )
         }
@@ -128,7 +136,7 @@ export const callOnce = (
   args: Record<string, unknown>,
   progress: (data: ProgressData) => Effect.Effect<void>,
   timeoutMs: number
-): Effect.Effect<CallToolResult, ToolFailure | Disconnected> =>
+): Effect.Effect<CallToolResult, McpRequestFailed | McpTimedOut | Disconnected> =>
   Effect.gen(function* () {
     const queue = yield* Queue.unbounded<Option.Option<ProgressData>>()
     const pump = yield* Effect.fork(
@@ -147,9 +155,11 @@ export const callOnce = (
         const idle = Date.now() - touched
         if (idle >= timeoutMs) {
           return yield* Effect.fail(
-            new ToolFailure({
-              message: `MCP tool ${tool} on server ${target.server} timed out after ${timeoutMs} ms without progress`,
-              transient: true
+            new McpTimedOut({
+              server: target.server,
+              tool,
+              timeoutMs,
+              message: `MCP tool ${tool} on server ${target.server} timed out after ${timeoutMs} ms without progress`
             })
           )
         }

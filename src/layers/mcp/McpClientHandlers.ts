@@ -25,7 +25,7 @@ export const clientCapabilities = (sampling: boolean) => ({
 })
 
 /** The session's roots: the project directory, and the working directory when it differs. */
-export const rootsOf = (projectDir: string, cwd: string): ReadonlyArray<Root> =>
+const rootsOf = (projectDir: string, cwd: string): ReadonlyArray<Root> =>
   [...new Set([projectDir, cwd])].map((dir) => ({ uri: pathToFileURL(dir).href, name: Path.basename(dir) || dir }))
 
 const toResult = (answer: ElicitationAnswer): ElicitResult =>

@@ -40,10 +40,7 @@ const hostnameOf = (value: string, withScheme: boolean): string | undefined => {
  * Why a request must be refused to defend against DNS rebinding, or undefined when it may go on: its `Host` must
  * name an allowed host, and its `Origin`, when present, too.
  */
-export const rebindingCheck = (
-  headers: Http.IncomingHttpHeaders,
-  allowedHosts: ReadonlyArray<string>
-): string | undefined => {
+const rebindingCheck = (headers: Http.IncomingHttpHeaders, allowedHosts: ReadonlyArray<string>): string | undefined => {
   const allowed = new Set(allowedHosts.map((h) => hostnameOf(h, false) ?? h))
   const host = headers.host === undefined ? undefined : hostnameOf(headers.host, false)
   if (host === undefined || !allowed.has(host)) return `Host ${JSON.stringify(headers.host ?? "")} is not allowed`

@@ -22,7 +22,7 @@ export const subscribe = (listener: Listener): (() => void) => {
 }
 
 /** Effect's levels as MCP's (syslog) levels. */
-export const toMcpLevel = (level: LogLevel.LogLevel): LoggingLevel => {
+const toMcpLevel = (level: LogLevel.LogLevel): LoggingLevel => {
   switch (level._tag) {
     case "Fatal":
       return "critical"

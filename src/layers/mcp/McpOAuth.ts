@@ -29,14 +29,14 @@ import type * as McpConfig from "../../domain/McpConfig.js"
 import * as McpOAuth from "../../domain/McpOAuth.js"
 
 /** The configuration directory of this process (see `McpOAuth.configDir`). */
-export const defaultConfigDir = (): string => McpOAuth.configDir(process.env, process.env.HOME ?? Os.homedir())
+const defaultConfigDir = (): string => McpOAuth.configDir(process.env, process.env.HOME ?? Os.homedir())
 
 /** A server's credentials file. */
 export const fileOf = (server: string, config: McpConfig.HttpServer, dir: string = defaultConfigDir()): string =>
   McpOAuth.credentialsFile(dir, server, config.url)
 
 /** Reads a credentials file; a missing or unreadable one is an empty record. */
-export const readStored = (file: string, server: string, url: string): McpOAuth.Stored => {
+const readStored = (file: string, server: string, url: string): McpOAuth.Stored => {
   let text: string
   try {
     text = Fs.readFileSync(file, "utf8")
@@ -51,7 +51,7 @@ export const readStored = (file: string, server: string, url: string): McpOAuth.
  * file is written under a temporary name created 0600 and renamed over the old one, so no reader ever sees a
  * partial file and the secrets are never, even briefly, in a file others may read.
  */
-export const writeStored = (file: string, stored: McpOAuth.Stored): void => {
+const writeStored = (file: string, stored: McpOAuth.Stored): void => {
   const dir = Path.dirname(file)
   Fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
   Fs.chmodSync(dir, 0o700)
@@ -240,7 +240,7 @@ export class FileOAuthProvider implements OAuthClientProvider {
 }
 
 /** True when the entry sets its own `Authorization` header: then it is not OAuth's business. */
-export const hasOwnAuthorization = (config: McpConfig.HttpServer): boolean =>
+const hasOwnAuthorization = (config: McpConfig.HttpServer): boolean =>
   Object.keys(config.headers).some((k) => k.toLowerCase() === "authorization")
 
 /** The headless provider of a connection (none when the entry brings its own `Authorization` header). */

@@ -6,13 +6,16 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import type { Resource } from "@modelcontextprotocol/sdk/types.js"
 import { Chunk, Effect, Option, Schema, Stream } from "effect"
-import { ToolFailure } from "../../domain/Errors.js"
+import * as McpFailure from "../../domain/McpFailure.js"
 import * as Tool from "../../domain/Tool.js"
 
 /** The servers the tools reach, by name. */
 export interface ResourceServers {
   readonly names: ReadonlyArray<string>
-  readonly withClient: <A>(server: string, f: (client: Client) => Promise<A>) => Effect.Effect<A, ToolFailure>
+  readonly withClient: <A>(
+    server: string,
+    f: (client: Client) => Promise<A>
+  ) => Effect.Effect<A, McpFailure.RequestFailure>
 }
 
 /** One resource as listed to the model. */
@@ -27,10 +30,10 @@ export interface Listed {
 const hasResources = (client: Client): boolean => client.getServerCapabilities()?.resources !== undefined
 
 /** Every resource of one server, page after page (none when the server has no resources capability). */
-export const listServer = (
+const listServer = (
   servers: ResourceServers,
   server: string
-): Effect.Effect<ReadonlyArray<Listed>, ToolFailure> =>
+): Effect.Effect<ReadonlyArray<Listed>, McpFailure.RequestFailure> =>
   Stream.paginateEffect(Option.none<string>(), (cursor) =>
     servers.withClient(server, async (client) => {
       if (!hasResources(client)) return [[] as ReadonlyArray<Resource>, Option.none<Option.Option<string>>()] as const
@@ -54,7 +57,8 @@ export const listServer = (
   )
 
 const unknownServer = (servers: ResourceServers, server: string) =>
-  new ToolFailure({
+  new McpFailure.UnknownMcpServer({
+    server,
     message: `No MCP server named ${JSON.stringify(server)}; configured: ${servers.names.join(", ") || "none"}`
   })
 
@@ -74,7 +78,8 @@ export const make = (servers: ResourceServers) =>
       searchHint: "mcp resources list",
       isReadOnly: () => true,
       isConcurrencySafe: () => true,
-      call: (input) =>
+      failure: McpFailure.ResourceFailure,
+      call: (input): Effect.Effect<ReadonlyArray<Listed>, McpFailure.ResourceFailure> =>
         input.server !== undefined && !servers.names.includes(input.server)
           ? Effect.fail(unknownServer(servers, input.server))
           : Effect.map(
@@ -102,7 +107,8 @@ export const make = (servers: ResourceServers) =>
       searchHint: "mcp resource read",
       isReadOnly: () => true,
       isConcurrencySafe: () => true,
-      call: (input) =>
+      failure: McpFailure.ResourceFailure,
+      call: (input): Effect.Effect<string, McpFailure.ResourceFailure> =>
         servers.names.includes(input.server)
           ? servers.withClient(input.server, async (client) => {
               const result = await client.readResource({ uri: input.uri })

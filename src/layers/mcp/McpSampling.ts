@@ -18,7 +18,7 @@ import type { LanguageModel, Message, StopReason } from "../../services/Language
 import type { SamplingPolicy, SamplingRequest } from "../../services/McpClients.js"
 
 /** The JSON-RPC error code of a sampling request the user or the policy refused (as in MCP's examples). */
-export const rejectedCode = -1
+const rejectedCode = -1
 
 /**
  * A sampling request answered with a JSON-RPC error. The SDK sends an error's `code` and `message` as they are
@@ -54,7 +54,7 @@ const textBlocksOf = (
 }
 
 /** The request as the model and the approver see it; anything but text content is an error saying which. */
-export const readRequest = (
+const readRequest = (
   server: string,
   params: Params
 ): Either.Either<{ readonly request: SamplingRequest; readonly messages: ReadonlyArray<Message> }, string> => {
@@ -175,11 +175,11 @@ export const answer = (
   })
 
 /** The message a server gets when it asks for sampling from an engine that has no language model. */
-export const noModelMessage =
+const noModelMessage =
   "Armature has no language model configured, so it does not offer sampling (sampling/createMessage)"
 
 /** Runs an Effect for the SDK, rejecting with the SamplingError itself so the SDK sends its code and message. */
-export const toPromise = <A>(effect: Effect.Effect<A, SamplingError>): Promise<A> =>
+const toPromise = <A>(effect: Effect.Effect<A, SamplingError>): Promise<A> =>
   Effect.runPromise(Effect.either(effect)).then(
     Either.match({
       onLeft: (error) => Promise.reject(error),

@@ -31,13 +31,13 @@ import * as AgentDefinitions from "../agent/AgentDefinitions.js"
 import * as Skills from "../agent/Skills.js"
 
 /** The most files `resources/list` returns (the walk stops there, in path order). */
-export const maxListed = 1000
+const maxListed = 1000
 
 /** The most bytes `resources/read` returns. */
 export const maxReadBytes = 10 * 1024 * 1024
 
 /** The resource template of a file, by its absolute path without the leading `/`. */
-export const fileTemplate = "file:///{path}"
+const fileTemplate = "file:///{path}"
 
 /** Directories never walked for the listing (still readable by URI when the Read rules allow). */
 const skippedDirs: ReadonlySet<string> = new Set([".git", "node_modules", ".armature"])
@@ -61,7 +61,7 @@ const mimeOf = (file: string): string => mimeTypes[Path.extname(file).toLowerCas
 const invalidParams = (message: string) => Object.assign(new Error(message), { code: ErrorCode.InvalidParams })
 
 /** The absolute path of a `file://` URI, or undefined. */
-export const pathOfUri = (uri: string): string | undefined => {
+const pathOfUri = (uri: string): string | undefined => {
   try {
     const url = new URL(uri)
     return url.protocol === "file:" && url.host === "" ? Path.resolve(decodeURIComponent(url.pathname)) : undefined
@@ -71,11 +71,11 @@ export const pathOfUri = (uri: string): string | undefined => {
 }
 
 /** The `file://` URI of an absolute path. */
-export const uriOf = (path: string): string => `file://${path.split(Path.sep).map(encodeURIComponent).join("/")}`
+const uriOf = (path: string): string => `file://${path.split(Path.sep).map(encodeURIComponent).join("/")}`
 
 /** The prompt names: `agent:NAME` for a sub-agent, `skill:NAME` for a skill. */
-export const agentPrompt = (name: string) => `agent:${name}`
-export const skillPrompt = (name: string) => `skill:${name}`
+const agentPrompt = (name: string) => `agent:${name}`
+const skillPrompt = (name: string) => `skill:${name}`
 
 const isBinary = (bytes: Uint8Array): boolean => bytes.subarray(0, 8000).includes(0)
 

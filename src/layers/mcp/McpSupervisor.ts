@@ -24,8 +24,8 @@ import {
   SubscriptionRef
 } from "effect"
 import type { ResultContentBlock } from "../../domain/Blocks.js"
-import { ToolFailure } from "../../domain/Errors.js"
 import * as McpConfig from "../../domain/McpConfig.js"
+import * as McpFailure from "../../domain/McpFailure.js"
 import * as McpOAuthText from "../../domain/McpOAuth.js"
 import * as Tool from "../../domain/Tool.js"
 import { Approver } from "../../services/Approver.js"
@@ -50,7 +50,7 @@ import { capOutput, errorText, inputSchemaOf, textOf, toContent, withServerHints
 export type Options = McpOptions
 
 /** The default reconnection backoff: 200 ms doubling, capped at 30 s, forever. */
-export const defaultReconnectSchedule: Schedule.Schedule<unknown, unknown> = Schedule.exponential("200 millis").pipe(
+const defaultReconnectSchedule: Schedule.Schedule<unknown, unknown> = Schedule.exponential("200 millis").pipe(
   Schedule.union(Schedule.spaced("30 seconds"))
 )
 
@@ -76,7 +76,7 @@ export interface Supervisor {
   /** Completes after the first connection attempt, successful or not. */
   readonly ready: Effect.Effect<void>
   /** Runs a request on the connected client (waiting for a connection like a call does). */
-  readonly withClient: <A>(f: (client: Client) => Promise<A>) => Effect.Effect<A, ToolFailure>
+  readonly withClient: <A>(f: (client: Client) => Promise<A>) => Effect.Effect<A, McpFailure.RequestFailure>
 }
 
 export { inputSchemaOf, toContent } from "./McpToolShape.js"
@@ -175,7 +175,7 @@ const oauthOf = (name: string, config: McpConfig.ServerConfig) => {
 }
 
 /** How long a stdio server has to exit after its stdin is closed before it gets SIGTERM (the SDK waits 2 s). */
-export const stdioCloseGraceMs = 200
+const stdioCloseGraceMs = 200
 
 /**
  * Closes a client. For a stdio server: stdin is closed, and a server that has not exited after a short grace gets
@@ -198,6 +198,14 @@ const closeClient = (client: Client, transport: Transport): Promise<void> => {
     .catch(() => undefined)
     .finally(() => clearTimeout(timer))
 }
+
+/** The failure of a call during which the connection to `server` was lost; `what` says what happened next. */
+const disconnected = (server: string, tool: string, what: string) =>
+  new McpFailure.McpDisconnected({
+    server,
+    tool,
+    message: `MCP server ${server} disconnected during the call to ${tool} ${what}`
+  })
 
 /**
  * Starts supervising one server in the current scope and returns at once: the first connection happens in the
@@ -258,9 +266,9 @@ export const start = (
         Effect.catchAll(() =>
           Effect.flatMap(Ref.get(lastError), (error) =>
             Effect.fail(
-              new ToolFailure({
-                message: `MCP server ${name} is not connected${error === undefined ? "" : ` (${error})`}`,
-                transient: true
+              new McpFailure.McpNotConnected({
+                server: name,
+                message: `MCP server ${name} is not connected${error === undefined ? "" : ` (${error})`}`
               })
             )
           )
@@ -288,27 +296,14 @@ export const start = (
                   Effect.flatMap((next) => callOnce(next, tool, args, ctx)),
                   Effect.map((result) => ({ ...result, retriedAfter: d.reason })),
                   Effect.catchTag("Disconnected", (again) =>
-                    Effect.fail(
-                      new ToolFailure({
-                        message: `MCP server ${name} disconnected during the call to ${tool} (${again.reason}), again after reconnecting`,
-                        transient: true
-                      })
-                    )
+                    Effect.fail(disconnected(name, tool, `(${again.reason}), again after reconnecting`))
                   ),
                   Effect.catchAll((e) =>
-                    Effect.fail(
-                      new ToolFailure({
-                        message: `MCP server ${name} disconnected during the call to ${tool} (${d.reason}); retry failed: ${e.message}`,
-                        transient: true
-                      })
-                    )
+                    Effect.fail(disconnected(name, tool, `(${d.reason}); retry failed: ${e.message}`))
                   )
                 )
               : Effect.fail(
-                  new ToolFailure({
-                    message: `MCP server ${name} disconnected during the call to ${tool} (${d.reason}); the call was not retried because it may have side effects`,
-                    transient: true
-                  })
+                  disconnected(name, tool, `(${d.reason}); the call was not retried because it may have side effects`)
                 )
           )
         )
@@ -321,9 +316,11 @@ export const start = (
           retried === undefined ? content : [...content, { type: "text", text: retried }]
         if (result.isError === true) {
           const text = textOf(blocks)
-          return yield* Effect.fail(
-            new ToolFailure({ message: text === "" ? `MCP tool ${tool} on server ${name} returned an error` : text })
-          )
+          return yield* new McpFailure.McpToolError({
+            server: name,
+            tool,
+            message: text === "" ? `MCP tool ${tool} on server ${name} returned an error` : text
+          })
         }
         return blocks
       })
@@ -347,6 +344,7 @@ export const start = (
         isDestructive: () => destructive,
         isIdempotent: () => spec.annotations?.idempotentHint === true,
         interruptBehavior: "cancel",
+        failure: McpFailure.ToolCallFailure,
         call: callTool(spec.name, readOnly),
         toResult: (blocks) => blocks as ReadonlyArray<ResultContentBlock>
       }).pipe(
@@ -493,7 +491,12 @@ export const start = (
         Effect.flatMap(awaitConnection(0), (conn) =>
           Effect.tryPromise({
             try: () => f(conn.client),
-            catch: (e) => new ToolFailure({ message: `MCP server ${name}: ${errorText(e)}` })
+            catch: (e) =>
+              new McpFailure.McpRequestFailed({
+                server: name,
+                message: `MCP server ${name}: ${errorText(e)}`,
+                transient: false
+              })
           })
         )
     }

@@ -11,7 +11,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { ErrorCode, type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js"
 
 /** Lines longer than this (64 MiB) are refused with a parse error and skipped. */
-export const maxLineBytes = 64 * 1024 * 1024
+const maxLineBytes = 64 * 1024 * 1024
 
 const idOf = (json: unknown): string | number | null => {
   if (typeof json !== "object" || json === null || !("id" in json)) return null
@@ -20,7 +20,7 @@ const idOf = (json: unknown): string | number | null => {
 }
 
 /** The error answer for a line that could not be taken as a message. */
-export const lineError = (line: string): JSONRPCMessage | undefined => {
+const lineError = (line: string): JSONRPCMessage | undefined => {
   let json: unknown
   try {
     json = JSON.parse(line)

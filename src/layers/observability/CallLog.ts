@@ -47,9 +47,6 @@ export type PolicyRecord = PolicyNote & {
   readonly at: number
 }
 
-/** A line of the call log. */
-export type CallRecord = StateRecord | DecisionRecord | ModelRecord | PolicyRecord
-
 /**
  * The record of an executor event (state and policy events only), given the epoch time its execution started.
  */

@@ -8,8 +8,13 @@ import * as Path from "node:path"
 import { TextDecoder } from "node:util"
 import { FileSystem } from "@effect/platform"
 import { Effect, Exit, Layer, Option, Scope } from "effect"
-import { ToolFailure } from "../../domain/Errors.js"
-import { BackgroundShells, type ShellInfo, type ShellOutput } from "../../services/BackgroundShells.js"
+import {
+  BackgroundShells,
+  type ShellInfo,
+  ShellLogFailed,
+  type ShellOutput,
+  UnknownShell
+} from "../../services/BackgroundShells.js"
 import { Processes } from "../../services/Processes.js"
 import { Session } from "../../services/Session.js"
 
@@ -23,8 +28,8 @@ interface Entry {
   readonly scope: Scope.CloseableScope
 }
 
-const failure = (message: string) => (e: { readonly message: string }) =>
-  new ToolFailure({ message: `${message}: ${e.message}` })
+const failure = (message: string, path: string) => (e: { readonly message: string }) =>
+  new ShellLogFailed({ message: `${message}: ${e.message}`, path })
 
 /** Builds the service; shells live in scopes of their own, all closed (in parallel) with the caller's scope. */
 export const make = (stateDir: string) =>
@@ -44,37 +49,38 @@ export const make = (stateDir: string) =>
         const entry = shells.get(id)
         return entry === undefined
           ? Effect.fail(
-              new ToolFailure({
+              new UnknownShell({
+                id,
                 message: `No background shell with ID: ${id}. Use the ID returned by Bash with run_in_background.`
               })
             )
           : Effect.succeed(entry)
       })
 
-    const start = (
+    const start = <E = never>(
       command: string,
       cwd: string,
-      wrap?: ((command: string) => Effect.Effect<string, ToolFailure, Scope.Scope>) | undefined
+      wrap?: ((command: string) => Effect.Effect<string, E, Scope.Scope>) | undefined
     ) =>
       Effect.gen(function* () {
-        yield* fs.makeDirectory(dir, { recursive: true }).pipe(Effect.mapError(failure(`Could not create ${dir}`)))
+        yield* fs.makeDirectory(dir, { recursive: true }).pipe(Effect.mapError(failure(`Could not create ${dir}`, dir)))
         const id = `bash_${Crypto.randomBytes(4).toString("hex")}`
         const logPath = Path.join(dir, `${id}.log`)
         const scope = yield* Scope.make()
         const entry = yield* Effect.gen(function* () {
-          const log = yield* fs.open(logPath, { flag: "w" }).pipe(Effect.mapError(failure(`Could not open ${logPath}`)))
+          const log = yield* fs
+            .open(logPath, { flag: "w" })
+            .pipe(Effect.mapError(failure(`Could not open ${logPath}`, logPath)))
           // Wrapped in this scope: the sandbox's per-command state lives until the shell is killed.
           const line = wrap === undefined ? command : yield* wrap(command)
-          const handle = yield* processes
-            .spawn({
-              file: "/bin/bash",
-              args: ["-c", line],
-              cwd,
-              stdio: ["ignore", log.fd, log.fd],
-              // KillShell and the end of the session are not on a hot path: always look for escaped descendants.
-              onRelease: "always"
-            })
-            .pipe(Effect.mapError((e) => new ToolFailure({ message: e.message })))
+          const handle = yield* processes.spawn({
+            file: "/bin/bash",
+            args: ["-c", line],
+            cwd,
+            stdio: ["ignore", log.fd, log.fd],
+            // KillShell and the end of the session are not on a hot path: always look for escaped descendants.
+            onRelease: "always"
+          })
           const made: Entry = {
             info: { id, command, cwd, pid: handle.pid, logPath, status: { _tag: "running" } },
             offset: 0,
@@ -109,7 +115,7 @@ export const make = (stateDir: string) =>
         // Read the status first: output written before the exit is then surely in the file.
         const info = entry.info
         const size = Number(
-          (yield* fs.stat(info.logPath).pipe(Effect.mapError(failure("Could not read the log")))).size
+          (yield* fs.stat(info.logPath).pipe(Effect.mapError(failure("Could not read the log", info.logPath)))).size
         )
         let from = entry.offset
         let skippedBytes = 0
@@ -128,7 +134,7 @@ export const make = (stateDir: string) =>
                 })
               ).pipe(
                 Effect.map(Option.getOrElse(() => new Uint8Array(0))),
-                Effect.mapError(failure("Could not read the log"))
+                Effect.mapError(failure("Could not read the log", info.logPath))
               )
             : new Uint8Array(0)
         entry.offset = from + bytes.length

@@ -7,14 +7,15 @@
  */
 import { Effect, Schema } from "effect"
 import * as AgentDefinition from "../../domain/AgentDefinition.js"
-import { ToolFailure, ToolValidationError } from "../../domain/Errors.js"
+import { ToolValidationError } from "../../domain/Errors.js"
 import * as Tool from "../../domain/Tool.js"
+import * as Worktree from "../agent/Worktree.js"
 
 /** The tool's name. */
 export const name = "Agent"
 
 /** The model aliases a call may pick. */
-export const ModelAlias = Schema.Literal("sonnet", "opus", "haiku")
+const ModelAlias = Schema.Literal("sonnet", "opus", "haiku")
 
 /** The input, Claude Code's. */
 export const Input = Schema.Struct({
@@ -46,18 +47,49 @@ export const Input = Schema.Struct({
 })
 
 /** The agent type a call asks for (the general-purpose agent when it names none). */
-export const typeOf = (input: { readonly subagent_type?: string | undefined }): string =>
+const typeOf = (input: { readonly subagent_type?: string | undefined }): string =>
   input.subagent_type ?? AgentDefinition.generalPurpose.name
 
 /** The decoded input. */
 export type Input = typeof Input.Type
+
+/** No sub-agent type of this name is offered. */
+export class UnknownAgentType extends Schema.TaggedError<UnknownAgentType>()("UnknownAgentType", {
+  message: Schema.String,
+  agentType: Schema.String
+}) {}
+
+/** The sub-agent ran but ended without an answer (`subtype`: the turn limit, an API error, …). */
+export class AgentDidNotFinish extends Schema.TaggedError<AgentDidNotFinish>()("AgentDidNotFinish", {
+  message: Schema.String,
+  agentType: Schema.String,
+  subtype: Schema.String
+}) {}
+
+/** The sub-agent's run failed before it could end (its model, its transcript or its input failed). */
+export class AgentRunFailed extends Schema.TaggedError<AgentRunFailed>()("AgentRunFailed", {
+  message: Schema.String,
+  agentType: Schema.String
+}) {}
+
+/** What running a sub-agent fails with: its run, its ending, or its worktree. */
+export type SpawnFailure = AgentDidNotFinish | AgentRunFailed | Worktree.GitFailed | Worktree.WorktreeUnavailable
+
+/** What Agent fails with. None is transient: a retry policy does not start a sub-agent twice. */
+export const Failure = Schema.Union(
+  UnknownAgentType,
+  AgentDidNotFinish,
+  AgentRunFailed,
+  Worktree.GitFailed,
+  Worktree.WorktreeUnavailable
+)
 
 /** Runs one sub-agent to its end and returns its final text (or fails with the reason it could not finish). */
 export type Spawn = (
   definition: AgentDefinition.AgentDefinition,
   input: Input,
   ctx: Tool.ToolContext
-) => Effect.Effect<string, ToolFailure>
+) => Effect.Effect<string, SpawnFailure>
 
 /** The tool's description: what it does, how to use it, and the agents available. */
 export const describe = (definitions: ReadonlyArray<AgentDefinition.AgentDefinition>): string => {
@@ -110,10 +142,13 @@ export const make = (definitions: ReadonlyArray<AgentDefinition.AgentDefinition>
         reason: "a sub-agent's own tool calls are checked as they are made"
       } as const),
     summarize: (input) => `${typeOf(input)}: ${input.description}`,
-    call: (input, ctx) => {
+    failure: Failure,
+    call: (input, ctx): Effect.Effect<string, UnknownAgentType | SpawnFailure> => {
       const definition = definitions.find((d) => d.name === typeOf(input))
       return definition === undefined
-        ? Effect.fail(new ToolFailure({ message: `Agent type '${typeOf(input)}' not found` }))
+        ? Effect.fail(
+            new UnknownAgentType({ agentType: typeOf(input), message: `Agent type '${typeOf(input)}' not found` })
+          )
         : spawn(definition, input, ctx)
     }
   })

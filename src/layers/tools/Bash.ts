@@ -11,13 +11,12 @@ import * as Path from "node:path"
 import type { Readable } from "node:stream"
 import { FileSystem } from "@effect/platform"
 import { Clock, Duration, Effect, Fiber, Layer, Option, Schema, Stream } from "effect"
-import { ToolFailure } from "../../domain/Errors.js"
 import * as HeadTail from "../../domain/HeadTail.js"
 import * as PersistedOutput from "../../domain/PersistedOutput.js"
 import type * as SandboxDomain from "../../domain/Sandbox.js"
 import * as Tool from "../../domain/Tool.js"
 import { wallSleep } from "../../domain/WallClock.js"
-import { BackgroundShells } from "../../services/BackgroundShells.js"
+import { BackgroundShells, ShellLogFailed, UnknownShell } from "../../services/BackgroundShells.js"
 import { Processes, SpawnError } from "../../services/Processes.js"
 import { ResultStore, ResultStoreError, type Spilled } from "../../services/ResultStore.js"
 import * as SandboxPort from "../../services/Sandbox.js"
@@ -93,7 +92,8 @@ export const Failure = Schema.Union(
   SpawnError,
   SandboxPort.SandboxError,
   ResultStoreError,
-  ToolFailure
+  ShellLogFailed,
+  UnknownShell
 )
 
 /** What Bash fails with. */
@@ -240,8 +240,9 @@ const byteStream = (readable: Readable | null): Stream.Stream<Uint8Array, Output
       )
 
 /**
- * Makes the Bash tool; the analyzer, result store, background shells and file system are captured here. The
- * ResultStore is optional: without one, output spills to an FsResultStore under the session's state directory.
+ * Makes the Bash tool; the analyzer, result store and sandbox are captured here, while `call` takes Processes,
+ * BackgroundShells and FileSystem from the context it runs in (`Requirements`). The ResultStore is optional: without
+ * one, output spills to an FsResultStore under the session's state directory.
  */
 export const make = Effect.gen(function* () {
   const analyzer = yield* ShellAnalyzer
@@ -274,9 +275,6 @@ export const make = Effect.gen(function* () {
     })
   const wrap = (input: Input, ctx: Tool.ToolContext) => (script: string) =>
     sandbox.wrap(script, { id: ctx.toolUseId, commandText: input.command })
-  // The BackgroundShells service takes a wrapper failing with ToolFailure; the text is the sandbox's.
-  const wrapForShell = (input: Input, ctx: Tool.ToolContext) => (script: string) =>
-    wrap(input, ctx)(script).pipe(Effect.mapError((e) => new ToolFailure({ message: e.message })))
   const commandLine = (input: Input, ctx: Tool.ToolContext, script: string) =>
     Effect.gen(function* () {
       const plan = yield* planOf(input)
@@ -429,7 +427,7 @@ export const make = Effect.gen(function* () {
     Effect.map(
       Effect.zipWith(planOf(input), BackgroundShells, (plan, shells) => ({ plan, shells })).pipe(
         Effect.flatMap(({ plan, shells }) =>
-          shells.start(input.command, ctx.cwd, plan._tag === "Sandboxed" ? wrapForShell(input, ctx) : undefined)
+          shells.start(input.command, ctx.cwd, plan._tag === "Sandboxed" ? wrap(input, ctx) : undefined)
         )
       ),
       (info) =>

@@ -3,9 +3,14 @@
  */
 import { Effect, Schema } from "effect"
 import * as BackgroundAgents from "../../domain/BackgroundAgents.js"
-import { ToolFailure } from "../../domain/Errors.js"
 import * as Tool from "../../domain/Tool.js"
-import { BackgroundShells, type ShellOutput, type ShellStatus } from "../../services/BackgroundShells.js"
+import {
+  BackgroundShells,
+  ShellLogFailed,
+  type ShellOutput,
+  type ShellStatus,
+  UnknownShell
+} from "../../services/BackgroundShells.js"
 import * as ProcessBackgroundShells from "../process/ProcessBackgroundShells.js"
 import * as ToolRegistryLive from "../registry/ToolRegistryLive.js"
 
@@ -66,7 +71,6 @@ export const render = (output: ShellOutput): string => {
   return lines.join("\n")
 }
 
-/** What a background agent has to show: its status, and its answer the first time it is read after it ended. */
 /** No background agent has this id. */
 export class NoBackgroundAgent extends Schema.TaggedError<NoBackgroundAgent>()("NoBackgroundAgent", {
   message: Schema.String,
@@ -77,8 +81,9 @@ export class NoBackgroundAgent extends Schema.TaggedError<NoBackgroundAgent>()("
 export class InvalidFilter extends Schema.TaggedError<InvalidFilter>()("InvalidFilter", { message: Schema.String }) {}
 
 /** What BashOutput fails with: its own failures and the background shells' (an unknown shell id, an unreadable log). */
-export const Failure = Schema.Union(NoBackgroundAgent, InvalidFilter, ToolFailure)
+export const Failure = Schema.Union(NoBackgroundAgent, InvalidFilter, UnknownShell, ShellLogFailed)
 
+/** What a background agent has to show: its status, and its answer the first time it is read after it ended. */
 const readAgent = (id: string, state: Tool.SessionState) =>
   Effect.flatMap(
     state.modify(BackgroundAgents.backgroundAgentsKey, (table) => {

@@ -3,9 +3,8 @@
  */
 import { Effect, Schema } from "effect"
 import * as BackgroundAgents from "../../domain/BackgroundAgents.js"
-import { ToolFailure } from "../../domain/Errors.js"
 import * as Tool from "../../domain/Tool.js"
-import { BackgroundShells } from "../../services/BackgroundShells.js"
+import { BackgroundShells, UnknownShell } from "../../services/BackgroundShells.js"
 import * as ToolRegistryLive from "../registry/ToolRegistryLive.js"
 import * as BashOutput from "./BashOutput.js"
 
@@ -44,7 +43,7 @@ export class AgentNotRunning extends Schema.TaggedError<AgentNotRunning>()("Agen
 }) {}
 
 /** What KillShell fails with: its own failures and the background shells' (an unknown shell id). */
-export const Failure = Schema.Union(BashOutput.NoBackgroundAgent, ShellNotRunning, AgentNotRunning, ToolFailure)
+export const Failure = Schema.Union(BashOutput.NoBackgroundAgent, ShellNotRunning, AgentNotRunning, UnknownShell)
 
 /** Stops a background agent; fails when the id is unknown or the agent had already ended. */
 const stopAgent = (id: string, state: Tool.SessionState) =>

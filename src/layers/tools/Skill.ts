@@ -9,7 +9,7 @@
 import * as Path from "node:path"
 import { FileSystem } from "@effect/platform"
 import { Duration, Effect, Layer, Option, Ref, Schema, Stream } from "effect"
-import { ToolFailure, ToolValidationError } from "../../domain/Errors.js"
+import { ToolValidationError } from "../../domain/Errors.js"
 import type * as PermissionRule from "../../domain/PermissionRule.js"
 import * as Skill from "../../domain/Skill.js"
 import * as Tool from "../../domain/Tool.js"
@@ -31,7 +31,13 @@ export const Input = Schema.Struct({
 export type Input = typeof Input.Type
 
 /** The skill a call names (a leading `/` is accepted, as in a slash command). */
-export const skillNameOf = (input: { readonly skill: string }): string => input.skill.trim().replace(/^\//, "")
+const skillNameOf = (input: { readonly skill: string }): string => input.skill.trim().replace(/^\//, "")
+
+/** No skill of this name is offered (`validate` rejects such a call first; `call` fails too when run without it). */
+export class UnknownSkill extends Schema.TaggedError<UnknownSkill>()("UnknownSkill", {
+  message: Schema.String,
+  skill: Schema.String
+}) {}
 
 /** The tool's description: how to use skills, and the skills available. */
 export const describe = (skills: ReadonlyArray<Skill.Skill>): string =>
@@ -82,10 +88,13 @@ export const make = (
           : { behavior: "allow" as const, reason: "the skill only adds instructions: it grants no tools" }
       ),
     summarize: (input) => skillNameOf(input),
+    failure: UnknownSkill,
     call: (input) =>
       Effect.gen(function* () {
         const skill = find(input)
-        if (skill === undefined) return yield* new ToolFailure({ message: `Unknown skill: ${skillNameOf(input)}` })
+        if (skill === undefined) {
+          return yield* new UnknownSkill({ skill: skillNameOf(input), message: `Unknown skill: ${skillNameOf(input)}` })
+        }
         yield* grant(skill)
         return `Launching skill: ${skill.name}\n\n${Skill.loadedText(skill, input.args)}`
       })

@@ -12,9 +12,6 @@ import * as ToolRegistryLive from "../registry/ToolRegistryLive.js"
 /** The session-state key of discovered tool names (re-exported from DeferredTools for convenience). */
 export const discoveredToolsKey = DeferredTools.discoveredToolsKey
 
-/** The session-state key of MCP servers still connecting (re-exported from DeferredTools). */
-export const pendingMcpServersKey = DeferredTools.pendingMcpServersKey
-
 /** The result when nothing matches. */
 export const noMatchText = "No matching deferred tools found"
 

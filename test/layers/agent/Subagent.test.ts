@@ -96,6 +96,30 @@ describe("AgentLoop: sub-agents and compaction (library, scripted model)", () =>
       )
   )
 
+  it.effect("a sub-agent that ends without an answer (its turn limit) fails the Agent call with the reason", () =>
+    Effect.gen(function* () {
+      const requests = yield* ScriptedLanguageModel.ScriptedRequests
+      const result = yield* AgentLoop.run({ prompt: "go", agents: { definitions: [helper], maxTurns: 1 } })
+      expect(result).toMatchObject({ subtype: "success", result: "done" })
+      const last = JSON.stringify((yield* requests.all).at(-1)!.messages)
+      expect(last).toContain("The helper agent did not finish (error_max_turns): ")
+      expect(last).toContain('"is_error":true')
+    }).pipe(
+      Effect.provide(
+        TestEngine.layer({
+          cwd: tempDir(),
+          script: [
+            turn(toolUse("Agent", { description: "d", prompt: "p", subagent_type: "helper" })),
+            turn(text("done"))
+          ],
+          lanes: ScriptedLanguageModel.lanes({
+            subagents: { "You are the helper.": [turn(toolUse("Glob", { pattern: "*" })), turn(text("never"))] }
+          })
+        })
+      )
+    )
+  )
+
   it.effect("a sub-agent's end runs SubagentStop, not Stop; a blocking SubagentStop hook sends it on once", () => {
     const seen = Effect.runSync(Ref.make<ReadonlyArray<string>>([]))
     const note = (event: "Stop" | "SubagentStop") =>

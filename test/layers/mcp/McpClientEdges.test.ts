@@ -4,6 +4,7 @@ import * as Path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option, SubscriptionRef } from "effect"
 import * as McpConfig from "../../../src/domain/McpConfig.js"
+import * as Tool from "../../../src/domain/Tool.js"
 import { annotationsOf } from "../../../src/layers/mcp/McpAnnotations.js"
 import * as McpClientsLive from "../../../src/layers/mcp/McpClientsLive.js"
 import * as ToolRegistryLive from "../../../src/layers/registry/ToolRegistryLive.js"
@@ -100,7 +101,27 @@ describe("McpClientsLive: resources", () => {
       yield* ready
       const failure = yield* Effect.flip(call("ReadMcpResource", { server: "everything", uri: "demo://nope/1" }))
       expect(failure.message).toEqual("MCP server everything: MCP error -32602: Resource demo://nope/1 not found")
+      // a resource request's failure is typed, and (unlike a tool call's) not marked transient
+      expect(failure).toMatchObject({ _tag: "McpRequestFailed", server: "everything", transient: false })
+      expect(Tool.isTransient(failure)).toBe(false)
     }).pipe(Effect.provide(clientLayer({ everything: everythingServer() })))
+  )
+
+  it.live("a server that cannot connect fails resource requests with a transient McpNotConnected", () =>
+    Effect.gen(function* () {
+      yield* ready
+      const failure = yield* Effect.flip(call("ListMcpResources", { server: "broken" }))
+      expect(failure).toMatchObject({ _tag: "McpNotConnected", server: "broken", transient: true })
+      expect(failure.message).toMatch(/^MCP server broken is not connected \(.*ENOENT.*\)$/)
+      expect(Tool.isTransient(failure)).toBe(true)
+    }).pipe(
+      Effect.provide(
+        clientLayer(
+          { broken: { command: "/nonexistent/armature-mcp-server", args: [], env: {} } },
+          { ...fast, reconnectWait: "100 millis" }
+        )
+      )
+    )
   )
 })
 

@@ -19,9 +19,9 @@ import {
   Schema,
   Stream
 } from "effect"
-import { ToolFailure } from "../../../src/domain/Errors.js"
 import { inputValidationError } from "../../../src/domain/InputIssues.js"
 import type * as McpConfig from "../../../src/domain/McpConfig.js"
+import * as McpFailure from "../../../src/domain/McpFailure.js"
 import * as Tool from "../../../src/domain/Tool.js"
 import * as StreamingExecutor from "../../../src/layers/executor/StreamingExecutor.js"
 import * as McpClientsLive from "../../../src/layers/mcp/McpClientsLive.js"
@@ -199,7 +199,11 @@ layer(withExecutor(clientLayer({ fixture: fixtureServer() })), { excludeTestServ
           { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" } }
         ])
         const failed = yield* Effect.flip(call("mcp__fixture__fail", {}))
-        expect(failed).toEqual(new ToolFailure({ message: "it went wrong" }))
+        expect(failed).toEqual(
+          new McpFailure.McpToolError({ server: "fixture", tool: "fail", message: "it went wrong" })
+        )
+        // an error result is the tool's answer: not a transient failure a retry policy would repeat
+        expect(Tool.isTransient(failed)).toBe(false)
       })
     )
 
@@ -321,12 +325,16 @@ layer(withExecutor(clientLayer({ fixture: fixtureServer() })), { excludeTestServ
           "[MCP server fixture disconnected during this call (MCP error -32000: Connection closed); it was retried once after reconnecting, as peek is read-only]"
         )
         expect(peeked.split("\n")[0]).not.toEqual(`peek retried from ${before}`)
-        expect(yield* Fiber.join(write)).toEqual(
+        const written = yield* Fiber.join(write)
+        // a lost connection is a failure of the way to the tool: a retry policy may retry it (docs/tools.md)
+        expect(Either.isLeft(written) && Tool.isTransient(written.left)).toBe(true)
+        expect(written).toEqual(
           Either.left(
-            new ToolFailure({
+            new McpFailure.McpDisconnected({
+              server: "fixture",
+              tool: "write",
               message:
-                "MCP server fixture disconnected during the call to write (MCP error -32000: Connection closed); the call was not retried because it may have side effects",
-              transient: true
+                "MCP server fixture disconnected during the call to write (MCP error -32000: Connection closed); the call was not retried because it may have side effects"
             })
           )
         )
@@ -352,12 +360,16 @@ describe("McpClientsLive startup", () => {
           yield* clients.ready
           // 4 steps of 400 ms take longer than the timeout, but each progress notification resets it.
           expect(textOf(yield* call("mcp__fixture__slow", { steps: 4, step_ms: 400 }))).toEqual("counted to 4")
-          expect(yield* Effect.flip(call("mcp__fixture__peek", { ms: 2500 }))).toEqual(
-            new ToolFailure({
-              message: "MCP tool peek on server fixture timed out after 1000 ms without progress",
-              transient: true
+          const timedOut = yield* Effect.flip(call("mcp__fixture__peek", { ms: 2500 }))
+          expect(timedOut).toEqual(
+            new McpFailure.McpTimedOut({
+              server: "fixture",
+              tool: "peek",
+              timeoutMs: 1000,
+              message: "MCP tool peek on server fixture timed out after 1000 ms without progress"
             })
           )
+          expect(Tool.isTransient(timedOut)).toBe(true)
           return (yield* stats).pid
         })
       )
@@ -469,7 +481,10 @@ describe("McpClientsLive with @modelcontextprotocol/server-everything", () => {
       const first = listed[0]
       expect(textOf(yield* call("ReadMcpResource", { server: "everything", uri: first.uri })).length).toBeGreaterThan(0)
       expect(yield* Effect.flip(call("ReadMcpResource", { server: "nope", uri: first.uri }))).toEqual(
-        new ToolFailure({ message: 'No MCP server named "nope"; configured: everything' })
+        new McpFailure.UnknownMcpServer({
+          server: "nope",
+          message: 'No MCP server named "nope"; configured: everything'
+        })
       )
       const list = yield* tool("ListMcpResources")
       expect([Tool.isDeferred(list), list.isReadOnly({})]).toEqual([true, true])

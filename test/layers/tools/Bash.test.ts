@@ -2,13 +2,14 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, layer } from "@effect/vitest"
-import { Effect, Either, Exit, Fiber, Layer, Ref, Scope } from "effect"
+import { Effect, Either, Exit, Fiber, Layer, Ref, Schema, Scope } from "effect"
 import * as Tool from "../../../src/domain/Tool.js"
 import * as ProcessBackgroundShells from "../../../src/layers/process/ProcessBackgroundShells.js"
 import * as ProcessGroup from "../../../src/layers/process/ProcessGroup.js"
 import * as Bash from "../../../src/layers/tools/Bash.js"
 import * as BashOutput from "../../../src/layers/tools/BashOutput.js"
 import * as KillShell from "../../../src/layers/tools/KillShell.js"
+import * as BackgroundShells from "../../../src/services/BackgroundShells.js"
 import { bashServices, groupMembers, isAlive, makeContext, tempDir, waitUntil } from "../../fixtures/ProcessTestKit.js"
 
 const stateDir = tempDir("armature-bash-state-")
@@ -363,11 +364,42 @@ layer(Services, { excludeTestServices: true })("Bash", (it) => {
         )
       })
     )
+
+    it.effect("an unknown shell id is a typed UnknownShell for BashOutput and KillShell, declared by both", () =>
+      Effect.gen(function* () {
+        const { ctx } = yield* makeContext(nextId(), work)
+        const read = yield* Effect.flip((yield* BashOutput.make).call({ bash_id: "bash_gone" }, ctx))
+        const killed = yield* Effect.flip((yield* KillShell.make).call({ shell_id: "bash_gone" }, ctx))
+        const expected = new BackgroundShells.UnknownShell({
+          id: "bash_gone",
+          message: "No background shell with ID: bash_gone. Use the ID returned by Bash with run_in_background."
+        })
+        expect([read, killed]).toEqual([expected, expected])
+        expect([Schema.is(BashOutput.Failure)(read), Schema.is(KillShell.Failure)(killed)]).toEqual([true, true])
+        expect(Tool.isTransient(read)).toBe(false)
+      })
+    )
   })
 })
 
 describe("BackgroundShells scope", () => {
   layer(Layer.merge(NodeFileSystem.layer, ProcessGroup.layer), { excludeTestServices: true })((it) => {
+    it.effect("a log folder that cannot be made fails the start with a typed ShellLogFailed naming it", () =>
+      Effect.gen(function* () {
+        // the state directory is a file: <state dir>/bash cannot be created under it
+        const blocked = Path.join(tempDir("armature-bash-blocked-"), "file")
+        Fs.writeFileSync(blocked, "")
+        const failure = yield* Effect.scoped(
+          Effect.flatMap(ProcessBackgroundShells.make(blocked), (shells) => Effect.flip(shells.start("true", work)))
+        )
+        expect(failure._tag).toBe("ShellLogFailed")
+        expect(failure).toMatchObject({ path: Path.join(blocked, "bash") })
+        expect(failure.message).toContain(`Could not create ${Path.join(blocked, "bash")}: `)
+        // Bash declares it: the model sees its message
+        expect(Schema.is(Bash.Failure)(failure)).toBe(true)
+      })
+    )
+
     it.effect("closing the service's scope kills every background shell", () =>
       Effect.gen(function* () {
         const scope = yield* Scope.make()

@@ -4,6 +4,8 @@ import * as Path from "node:path"
 import { NodeFileSystem } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Layer, Option, Stream } from "effect"
+import type * as Skill from "../../../src/domain/Skill.js"
+import * as Tool from "../../../src/domain/Tool.js"
 import * as ToolRegistryLive from "../../../src/layers/registry/ToolRegistryLive.js"
 import * as SettingsLoader from "../../../src/layers/settings/SettingsLoader.js"
 import * as SettingsWatch from "../../../src/layers/settings/SettingsWatch.js"
@@ -22,6 +24,36 @@ const listing = (registry: ToolRegistry["Type"]) =>
     registry.lookup("Skill"),
     Option.map((tool) => tool.description)
   )
+
+describe("Skill's failures", () => {
+  it.effect("a call naming no offered skill fails with an UnknownSkill, the text the model sees", () =>
+    Effect.gen(function* () {
+      const dir = Fs.realpathSync(Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-skills-typed-")))
+      const skill: Skill.Skill = {
+        name: "release",
+        description: "Cuts a release",
+        allowedTools: [],
+        body: "Do it.",
+        dir,
+        file: Path.join(dir, "SKILL.md"),
+        source: "project"
+      }
+      const tool = yield* SkillTool.make([skill])
+      const ctx: Tool.ToolContext = {
+        toolUseId: "toolu_skill_1",
+        cwd: dir,
+        permissionMode: "default",
+        progress: () => Effect.void,
+        interrupted: Effect.never,
+        state: yield* Tool.makeSessionState
+      }
+      const failure = yield* Effect.flip(tool.call({ skill: "/deploy" }, ctx))
+      expect(failure).toEqual(new SkillTool.UnknownSkill({ skill: "deploy", message: "Unknown skill: deploy" }))
+      expect(Tool.failureText(tool, failure)).toBe("Unknown skill: deploy")
+      expect(yield* tool.call({ skill: "release" }, ctx)).toContain("Launching skill: release")
+    })
+  )
+})
 
 describe("skills followed while the engine runs", () => {
   it.live("a skill added to .claude/skills is offered from the next turn, and one removed is not", () =>
