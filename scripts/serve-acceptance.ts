@@ -115,15 +115,20 @@ const program = Effect.gen(function* () {
   }
   const runners = () =>
     Effect.runPromise(
-      Effect.forEach(names, (s) =>
-        Effect.map(getJson(`${local.url}/sessions/${ids[s]}`), (r) => ({
-          s,
-          state: String(r.body.state),
-          pid: (r.body.runner as { pid: number }).pid
-        }))
+      Effect.forEach(
+        names,
+        (s) =>
+          Effect.map(getJson(`${local.url}/sessions/${ids[s]}`), (r) => ({
+            s,
+            state: String(r.body.state),
+            pid: (r.body.runner as { pid: number }).pid
+          })),
+        // a round of the 45 reads is short, so that the runners it saw busy are still busy at the cut
+        { concurrency: 8 }
       )
     )
-  // both runners in namespaces run calls of a session still running
+  // both runners in namespaces run calls of a session still running; the sessions on each are those of that round
+  let before: Awaited<ReturnType<typeof runners>> = []
   yield* until("each remote runner to run a call", () =>
     runners().then((all) => {
       const calls = Fs.existsSync(Path.join(dir, "calls.txt"))
@@ -131,10 +136,10 @@ const program = Effect.gen(function* () {
         : ""
       const busy = (pid: number | undefined) =>
         all.some((x) => x.pid === pid && x.state === "running" && calls.includes(`${x.s}-`))
+      before = all
       return busy(cut.child.pid) && busy(killed.child.pid)
     })
   )
-  const before = yield* Effect.promise(runners)
   const onCut = before.filter((x) => x.pid === cut.child.pid && x.state === "running").map((x) => x.s)
   const onKilled = before.filter((x) => x.pid === killed.child.pid && x.state === "running").map((x) => x.s)
   const at = Date.now()
@@ -144,7 +149,7 @@ const program = Effect.gen(function* () {
   const cutExitMs = Date.now() - at
 
   // up to 3 minutes; what has not ended by then is reported as such
-  for (let waited = 0; waited < 180_000; waited += 500) {
+  for (const deadline = Date.now() + 180_000; Date.now() < deadline; ) {
     const all = yield* Effect.promise(runners)
     if (all.every((x) => x.state !== "running" && x.state !== "starting")) break
     yield* Effect.sleep("500 millis")
@@ -167,6 +172,9 @@ const program = Effect.gen(function* () {
       if (n > 1) twice += 1
       if (n === 0) lost += 1
     }
+    // the stream of a session still running would not end: such a session is reported in states, not read
+    const state = after.find((x) => x.s === s)?.state
+    if (state === "running" || state === "starting") continue
     const shown = eventLines(yield* getText(`${local.url}/sessions/${ids[s]}/events`))
     const uses = blockIds(shown, "tool_use")
     const results = blockIds(shown, "tool_result")
@@ -190,6 +198,7 @@ const program = Effect.gen(function* () {
     load_processes: load,
     load: [loadAtStart, Os.loadavg()[0]],
     cores: Os.availableParallelism(),
+    failed_at: new Date(at).toISOString(),
     completed: `${after.filter((x) => x.state === "success").length}/${sessionCount}`,
     states: Object.fromEntries(
       [...new Set(after.map((x) => x.state))].map((st) => [st, after.filter((x) => x.state === st).length])

@@ -12,9 +12,11 @@
  */
 import * as Os from "node:os"
 import * as SqlClient from "@effect/sql/SqlClient"
-import { Effect } from "effect"
+import type * as Statement from "@effect/sql/Statement"
+import { Data, Effect, Option } from "effect"
 import { Processes, type ProcessesService } from "../../services/Processes.js"
 import * as SpawnRecord from "../process/SpawnRecord.js"
+import * as SessionLease from "./SessionLease.js"
 
 /** Makes the tables if they are not there. */
 export const ensureTable = Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -90,6 +92,43 @@ export const killOwnNow = (): number => {
 /** How many of the groups this process started are still running (for a runner's `GET /runner`). */
 export const runningGroups = (): number => live.size
 
+/** A call's start mark could not go in: this process no longer holds the session's lease. */
+export class LeaseLost extends Data.TaggedError("LeaseLost")<{ readonly sessionId: string; readonly call: string }> {
+  override get message(): string {
+    return `session ${this.sessionId} is no longer leased to this process: call ${this.call} is not started`
+  }
+}
+
+/**
+ * A call's group row and start mark, both put in by one statement and only while this process holds the session's
+ * lease (checked in that statement). A runner that lost its database and with it its locks (the server dropped its
+ * connections, another runner took the session over) can thus start no call there, even if its link comes back
+ * before it has stopped: nothing goes in, and the gate stays shut. One statement also leaves no moment between the
+ * two writes for a crash to fall in. A mark already there (put in earlier) is kept.
+ */
+const fencedStart = (
+  sql: SqlClient.SqlClient,
+  fence: SessionLease.LeaseFence,
+  sessionId: string,
+  call: string,
+  values: Statement.Fragment
+) =>
+  Effect.gen(function* () {
+    const rows = yield* sql<{
+      held: boolean
+    }>`WITH lease AS (SELECT ${SessionLease.leaseHeld(sql, fence, sessionId)} AS held),
+      grp AS (
+        INSERT INTO armature_processes (tag, session_id, pid, start_ticks, boot_id, host, owner_pid, owner_start, created_at)
+        SELECT ${values} WHERE (SELECT held FROM lease)
+      ),
+      mark AS (
+        INSERT INTO armature_call_starts (session_id, call) SELECT ${sessionId}, ${call} WHERE (SELECT held FROM lease)
+        ON CONFLICT (session_id, call) DO NOTHING
+      )
+      SELECT held FROM lease`
+    if (rows[0]?.held !== true) return yield* new LeaseLost({ sessionId, call })
+  }).pipe(Effect.orDie)
+
 /** This process as the owner of the groups it records: its pid and start time. */
 const self = { pid: process.pid, start: SpawnRecord.startTicksOf(process.pid) ?? 0 }
 
@@ -103,21 +142,36 @@ export const recorder = (sessionId: string) =>
     const sql = yield* SqlClient.SqlClient
     const processes = yield* Processes
     const host = Os.hostname()
-    // the call's mark goes in before the group's row, and both before the gate opens
-    const markCall = (call: string | undefined) =>
-      call === undefined
-        ? Effect.void
-        : sql`INSERT INTO armature_call_starts (session_id, call) VALUES (${sessionId}, ${call})
-            ON CONFLICT (session_id, call) DO NOTHING`.pipe(Effect.orDie, Effect.asVoid)
+    // the session's lease as the database holds it (PostgreSQL): a call's marks go in only while it is held here
+    const fence = Option.flatMap(yield* Effect.serviceOption(SessionLease.SessionLease), (lease) => lease.fence)
+    const values = (spawned: SpawnRecord.Spawned) =>
+      sql`${spawned.tag}, ${sessionId}, ${spawned.pid}, ${spawned.startTicks}, ${spawned.bootId}, ${host}, ${self.pid},
+        ${self.start}, ${Date.now()}`
+    // the same typed (PostgreSQL), for a row selected rather than given as VALUES (which take the table's types)
+    const typed = (spawned: SpawnRecord.Spawned) =>
+      sql`${spawned.tag}::text, ${sessionId}::text, ${spawned.pid}::integer, ${spawned.startTicks}::bigint,
+        ${spawned.bootId}::text, ${host}::text, ${self.pid}::integer, ${self.start}::bigint, ${Date.now()}::bigint`
+    // the group's row, then the call's start mark: the mark is the last write before the gate opens, so that a
+    // process that dies between the two leaves a call that provably never started (run again where it is taken up)
+    const unfenced = (spawned: SpawnRecord.Spawned) =>
+      Effect.zipRight(
+        sql`INSERT INTO armature_processes
+          (tag, session_id, pid, start_ticks, boot_id, host, owner_pid, owner_start, created_at)
+          VALUES (${values(spawned)})`,
+        spawned.call === undefined
+          ? Effect.void
+          : sql`INSERT INTO armature_call_starts (session_id, call) VALUES (${sessionId}, ${spawned.call})
+              ON CONFLICT (session_id, call) DO NOTHING`
+      ).pipe(Effect.orDie, Effect.asVoid)
     return {
       started: (spawned) =>
-        Effect.zipRight(
-          markCall(spawned.call),
-          sql`INSERT INTO armature_processes
-          (tag, session_id, pid, start_ticks, boot_id, host, owner_pid, owner_start, created_at)
-          VALUES (${spawned.tag}, ${sessionId}, ${spawned.pid}, ${spawned.startTicks}, ${spawned.bootId}, ${host},
-            ${self.pid}, ${self.start}, ${Date.now()})`.pipe(Effect.orDie, Effect.asVoid)
-        ).pipe(Effect.zipRight(Effect.sync(() => void live.set(spawned.tag, { pid: spawned.pid, processes })))),
+        Option.match(fence, {
+          onNone: () => unfenced(spawned),
+          onSome: (held) =>
+            spawned.call === undefined
+              ? unfenced(spawned)
+              : fencedStart(sql, held, sessionId, spawned.call, typed(spawned))
+        }).pipe(Effect.zipRight(Effect.sync(() => void live.set(spawned.tag, { pid: spawned.pid, processes })))),
       ended: (tag) =>
         Effect.sync(() => void live.delete(tag)).pipe(
           Effect.zipRight(

@@ -64,12 +64,17 @@ export const loadSqlite = Effect.tryPromise({
 /**
  * What the database server is asked of each connection, so that it drops a connection whose client stopped
  * answering (a host cut off or frozen, not one whose process died: that connection resets at once) within about
- * 8 s, and with it the advisory locks held on it (shards, session leases, the runner's liveness lock): keepalive
- * probes after 5 s idle, one a second, 3 unanswered end it; unacknowledged data ends it after 8 s. Without them the
- * server's operating system takes its default, often two hours. Put before the URL's own `options`, which win.
+ * 2 s, and with it the advisory locks held on it (shards, session leases, the runner's liveness lock): a keepalive
+ * probe after 1 s idle, then one a second, and the connection ends once nothing was heard from the client for 2 s
+ * (`tcp_user_timeout`, which also ends it when data sent stays unacknowledged that long). The probes are answered by
+ * the client's kernel, not by the runner's event loop, so a runner slowed by load keeps its connections; a network
+ * that drops everything for 2 s does end them (the runner then stops: its liveness connection fails). How soon the
+ * others take over a runner cut off is bounded by this. A runner that lost its locks this way starts no call even if
+ * its link comes back (the call's start mark checks the session's lease, CallProcesses). Without these the server's
+ * operating system takes its default, often two hours. Put before the URL's own `options`, which win.
  */
 export const serverKeepalives =
-  "-c tcp_keepalives_idle=5 -c tcp_keepalives_interval=1 -c tcp_keepalives_count=3 -c tcp_user_timeout=8000"
+  "-c tcp_keepalives_idle=1 -c tcp_keepalives_interval=1 -c tcp_keepalives_count=2 -c tcp_user_timeout=2000"
 
 /** A PostgreSQL URL with `serverKeepalives` in its startup options. */
 export const withServerKeepalives = (url: string): string => {
@@ -145,8 +150,13 @@ export const runnerLayer = (
     runnerListenAddress: Option.none(),
     // a runner is dropped from the assignment when its heartbeat is older than this: generous, so that a runner
     // slowed by load keeps its shards (a dead one is found sooner, by RunnerWatch's pings)
-    shardLockRefreshInterval: "5 seconds",
     shardLockExpiration: "30 seconds",
+    // the refresh of this runner's own shard locks (and heartbeat) every 10 s, given 10 s to answer: one that does not
+    // makes the runner let every shard go and stop their sessions ("Shard lock storage is unhealthy"). The locks are
+    // advisory locks, held as long as their connection lives, so a slow answer is a runner slowed by load, not a lost
+    // lock; with 5 s a loaded survivor stopped all its sessions just when it had to take others over (issue 36). A
+    // runner that really lost its database is stopped by its liveness connection (RunnerWatch.liveness) first.
+    shardLockRefreshInterval: "10 seconds",
     // how soon a runner marked down (RunnerWatch) loses its shards to the others: one read of the runners table
     refreshAssignmentsInterval: "250 millis",
     runnerHealthCheckInterval: "2 seconds",

@@ -28,11 +28,33 @@ export class SessionTaken extends Data.TaggedError("SessionTaken")<{
   }
 }
 
+/**
+ * How a statement checks that this process still holds a session's lease (PostgreSQL): the server process of the
+ * connection holding the leases' locks. A statement that runs only while that server process holds the session's
+ * lock cannot land once the lease is lost (the server dropped the connection, and another process may hold it now).
+ */
+export interface LeaseFence {
+  /** The `pg_backend_pid()` of the connection holding this process's leases. */
+  readonly backendPid: number
+}
+
 /** Takes the lease of a session for the scope, or fails with who holds it. */
 export class SessionLease extends Context.Tag("armature/SessionLease")<
   SessionLease,
-  { readonly take: (sessionId: string) => Effect.Effect<void, SessionTaken, Scope.Scope> }
+  {
+    readonly take: (sessionId: string) => Effect.Effect<void, SessionTaken, Scope.Scope>
+    /** The fence of the leases (PostgreSQL's advisory locks); none for row leases (a session's SQLite file). */
+    readonly fence: Option.Option<LeaseFence>
+  }
 >() {}
+
+/**
+ * The SQL condition (PostgreSQL) that holds while the fence's connection holds the lease of the session whose id is
+ * the parameter `sessionId`: its advisory lock, granted to that server process.
+ */
+export const leaseHeld = (sql: SqlClient.SqlClient, fence: LeaseFence, sessionId: string) =>
+  sql`EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2
+    AND classid = ${lockClass}::bigint::oid AND objid = hashtext(${sessionId})::oid AND pid = ${fence.backendPid})`
 
 /** The lock class of sessions' advisory locks ("ARMA"); the session id's hash is the lock's other half. */
 const lockClass = 0x41524d41
@@ -138,17 +160,49 @@ const rowLeases = (sql: SqlClient.SqlClient) =>
       Effect.acquireRelease(takeRow(sessionId), () => releaseRow(sessionId)).pipe(
         Effect.catchTag("SqlError", Effect.die),
         Effect.provideService(SqlClient.SqlClient, sql)
-      )
+      ),
+    fence: Option.none()
   })
 
+/** How a lease connection names its process to the others (`application_name`, at most 63 bytes kept). */
+const leaseName = `armature:${self.pid}@${self.host}`.slice(0, 63)
+
+/**
+ * The process whose connection holds the lock of a session now, by that connection's `application_name`
+ * (`leaseName`); none when no connection holds it or the holder names itself otherwise.
+ */
+const lockHolder = (sql: SqlClient.SqlClient, sessionId: string) =>
+  sql<{
+    name: string | null
+  }>`SELECT a.application_name AS name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+    WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 AND l.classid = ${lockClass}::bigint::oid
+      AND l.objid = hashtext(${sessionId})::oid`.pipe(
+    Effect.map((rows) => {
+      const named = /^armature:(\d+)@(.*)$/.exec(rows[0]?.name ?? "")
+      return named === null
+        ? Option.none()
+        : Option.some({
+            pid: Number(named[1]),
+            start_ticks: 0,
+            boot_id: "",
+            // a long host name was cut to fit: this host's own name is kept whole
+            host: leaseName.length === 63 && self.host.startsWith(named[2]) ? self.host : named[2]
+          } satisfies Row)
+    })
+  )
+
 /** The leases of a PostgreSQL database: advisory locks on `conn`, this process's own connection for them. */
-const lockLeases = (sql: SqlClient.SqlClient, conn: SqlConnection.Connection) =>
+const lockLeases = (sql: SqlClient.SqlClient, conn: SqlConnection.Connection, backendPid: number) =>
   SessionLease.of({
+    fence: Option.some({ backendPid }),
     take: (sessionId) =>
       Effect.gen(function* () {
         const rows = yield* conn.executeValues("SELECT pg_try_advisory_lock($1, hashtext($2))", [lockClass, sessionId])
         if (rows[0]?.[0] !== true) {
-          const holder = yield* holderOf(sessionId)
+          // the process holding the lock now, as its connection names it: the row may still name the one before
+          // (the holder writes it just after taking the lock)
+          const now = yield* lockHolder(sql, sessionId)
+          const holder = Option.isSome(now) ? now : yield* holderOf(sessionId)
           return yield* taken(
             sessionId,
             Option.getOrElse(holder, () => ({ pid: 0, start_ticks: 0, boot_id: "", host: "" }))
@@ -174,7 +228,14 @@ export const layer = Layer.scoped(
     const sql = yield* SqlClient.SqlClient
     yield* ensureTable
     return yield* sql.onDialectOrElse({
-      pg: () => Effect.map(sql.reserve, (conn) => lockLeases(sql, conn)),
+      pg: () =>
+        Effect.gen(function* () {
+          const conn = yield* sql.reserve
+          const rows = yield* conn.executeValues("SELECT pg_backend_pid(), set_config('application_name', $1, false)", [
+            leaseName
+          ])
+          return lockLeases(sql, conn, Number(rows[0]?.[0]))
+        }),
       orElse: () => Effect.succeed(rowLeases(sql))
     })
   })

@@ -283,11 +283,11 @@ export const spawn = (options: Processes.SpawnOptions): Effect.Effect<Handle, Pr
       const kill = yield* Effect.cached(killAll(pid, tag, options.killGraceMs ?? defaultKillGraceMs, sinceTicks))
       if (recorder !== undefined && gateFd !== undefined) {
         const gate = child.stdio[gateFd] as Writable | null
-        // recorded while the child waits at its gate; were this process to die before the gate opens, the child's
-        // end of the pipe would close and it would exit without running the command
+        // recorded while the child waits at its gate; were this process to die before the gate opens (or the record
+        // fail), the child's end of the pipe would close and it would exit without running the command
         yield* recorder
           .started({ tag, pid, startTicks: SpawnRecord.startTicksOf(pid) ?? 0, bootId: SpawnRecord.bootId(), call })
-          .pipe(Effect.onInterrupt(() => Effect.sync(() => gate?.destroy())))
+          .pipe(Effect.onError(() => Effect.sync(() => gate?.destroy())))
         gate?.on("error", () => {})
         gate?.end("\n")
       }

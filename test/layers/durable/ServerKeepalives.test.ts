@@ -16,14 +16,14 @@ describe("DurableStore: the database server drops a connection whose client stop
   it.scoped("a runner's connections ask the server for keepalives and a user timeout; the URL's own options win", () =>
     Effect.gen(function* () {
       const database = yield* Postgres.freshDatabase("armature_keepalives")
-      expect(yield* show(database, "tcp_keepalives_idle")).toBe("5")
+      expect(yield* show(database, "tcp_keepalives_idle")).toBe("1")
       expect(yield* show(database, "tcp_keepalives_interval")).toBe("1")
-      expect(yield* show(database, "tcp_keepalives_count")).toBe("3")
-      expect(yield* show(database, "tcp_user_timeout")).toBe("8000")
+      expect(yield* show(database, "tcp_keepalives_count")).toBe("2")
+      expect(yield* show(database, "tcp_user_timeout")).toBe("2000")
       const own = new URL(database)
       own.searchParams.set("options", "-c tcp_keepalives_idle=7")
       expect(yield* show(own.toString(), "tcp_keepalives_idle")).toBe("7")
-      expect(yield* show(own.toString(), "tcp_user_timeout")).toBe("8000")
+      expect(yield* show(own.toString(), "tcp_user_timeout")).toBe("2000")
     })
   )
 })
