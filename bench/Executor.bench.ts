@@ -4,6 +4,12 @@
  *   permissions and hooks) against Effect.forEach with concurrency 10 over each batch, as a ratio;
  * - overhead: one batch of 10,000 no-op calls, same comparison;
  *   both sides are timed alternately round by round and medians are reported (the machine may be shared);
+ * - what the comparison holds: the `Effect.forEach` side runs only the tools' handler, so `ratio` is the cost of the
+ *   whole way a call goes (decoding, the permission decision, hooks, result mapping and store, the tool's context)
+ *   plus the executor's own work (ordering, admission, the owner, events) against the handler alone. A fourth side
+ *   runs the same calls through the same pipeline (`CallPipeline`, same services and tool) under `Effect.forEach`
+ *   with the same concurrency: `ratio_vs_pipeline` (and `cpu_ratio_vs_pipeline`) is the executor's own overhead
+ *   over that, with the pipeline's cost on both sides;
  * - tracing overhead: the same batches (and the same 10,000-call batch) through an executor with its per-call spans
  *   on (Effect's default tracer, no exporter) against spans off, as `spans_ratio` (and `tracing-overhead`). "On"
  *   means every call here gets its three spans, all with their attributes: `execute_tool`, `armature.permission`
@@ -15,9 +21,11 @@
  *   as the model streams them versus "wait for the full response, then run".
  * Run: node --import tsx bench/Executor.bench.ts
  */
-import { Chunk, Effect, Fiber, Layer, Schema, Stream, TestClock, TestContext } from "effect"
+import { Chunk, Effect, Fiber, Layer, Option, Schema, Stream, TestClock, TestContext } from "effect"
 import type { ToolCall } from "../src/domain/ExecutorEvent.js"
 import * as Tool from "../src/domain/Tool.js"
+import * as CallPipeline from "../src/layers/executor/CallPipeline.js"
+import * as CallPolicies from "../src/layers/executor/CallPolicies.js"
 import * as StreamingExecutor from "../src/layers/executor/StreamingExecutor.js"
 import * as Spans from "../src/layers/observability/Spans.js"
 import * as ToolRegistryLive from "../src/layers/registry/ToolRegistryLive.js"
@@ -26,7 +34,11 @@ import * as SessionLive from "../src/layers/session/SessionLive.js"
 import * as Approver from "../src/services/Approver.js"
 import * as Hooks from "../src/services/Hooks.js"
 import * as PermissionPolicy from "../src/services/PermissionPolicy.js"
+import { none as noResultCache } from "../src/services/ResultCache.js"
+import { ResultStore } from "../src/services/ResultStore.js"
+import { Session } from "../src/services/Session.js"
 import { ToolExecutor } from "../src/services/ToolExecutor.js"
+import { ToolRegistry } from "../src/services/ToolRegistry.js"
 
 const Input = Schema.Struct({ ms: Schema.Number })
 
@@ -84,25 +96,29 @@ const round2 = (x: number) => Math.round(x * 100) / 100
  * shared machine hits every side alike. Reports per-call medians and the median of the per-round ratios, in wall-clock time and in CPU
  * time (on a loaded machine the wall clock mostly measures waiting for a core; the CPU time does not).
  */
-const compare = <E1, E2, E3>(
+const compare = <E1, E2, E3, E4>(
   name: string,
   calls: number,
   rounds: number,
   viaExecutor: Effect.Effect<unknown, E1>,
   viaTracedExecutor: Effect.Effect<unknown, E2>,
-  viaForEach: Effect.Effect<unknown, E3>
+  viaForEach: Effect.Effect<unknown, E3>,
+  viaPipelineForEach: Effect.Effect<unknown, E4>
 ) =>
   Effect.gen(function* () {
     yield* viaExecutor
     yield* viaTracedExecutor
     yield* viaForEach
+    yield* viaPipelineForEach
     const off: Array<{ wall: number; cpu: number }> = []
     const on: Array<{ wall: number; cpu: number }> = []
     const plain: Array<{ wall: number; cpu: number }> = []
+    const piped: Array<{ wall: number; cpu: number }> = []
     const sides = [
       { run: viaExecutor as Effect.Effect<unknown, unknown>, into: off },
       { run: viaTracedExecutor as Effect.Effect<unknown, unknown>, into: on },
-      { run: viaForEach as Effect.Effect<unknown, unknown>, into: plain }
+      { run: viaForEach as Effect.Effect<unknown, unknown>, into: plain },
+      { run: viaPipelineForEach as Effect.Effect<unknown, unknown>, into: piped }
     ]
     for (let i = 0; i < rounds; i++) {
       // the order turns each round: a side that follows another pays for its garbage, so none always comes second
@@ -124,9 +140,12 @@ const compare = <E1, E2, E3>(
       executor_us_per_call: perCall(median(wall(off))),
       executor_spans_on_us_per_call: perCall(median(wall(on))),
       forEach_us_per_call: perCall(median(wall(plain))),
+      pipeline_forEach_us_per_call: perCall(median(wall(piped))),
       ratio: ratio(wall(off), wall(plain)),
       ratio_of_fastest: ofFastest(wall(off), wall(plain)),
       cpu_ratio: ratio(cpu(off), cpu(plain)),
+      ratio_vs_pipeline: ratio(wall(off), wall(piped)),
+      cpu_ratio_vs_pipeline: ratio(cpu(off), cpu(piped)),
       spans_ratio: ratio(wall(on), wall(off)),
       spans_ratio_of_fastest: ofFastest(wall(on), wall(off)),
       spans_cpu_ratio: ratio(cpu(on), cpu(off))
@@ -136,11 +155,33 @@ const compare = <E1, E2, E3>(
 /** An executor with its per-call spans on (Effect's default tracer, no exporter); runs go under one parent span. */
 const tracedExecutor = StreamingExecutor.make().pipe(Effect.provideService(Spans.ExecutorSpans, true))
 
+/**
+ * The pipeline the executor runs each call through, built from the same services (no tool policy, no result cache,
+ * spans off, as in the executor under test), and the Read tool as the registry gives it: `viaPipeline` runs a call
+ * as the executor's call fiber would, without the executor.
+ */
+const pipelineSide = Effect.gen(function* () {
+  const pipeline = CallPipeline.make({
+    policy: yield* PermissionPolicy.PermissionPolicy,
+    approver: yield* Approver.Approver,
+    hooks: yield* Hooks.Hooks,
+    store: yield* ResultStore,
+    cache: noResultCache,
+    session: yield* Session,
+    spans: false,
+    policies: yield* CallPolicies.make(Effect.succeed([]))
+  })
+  const read = Option.getOrThrow(yield* (yield* ToolRegistry).lookup("Read"))
+  const links: CallPipeline.Links = { progress: () => Effect.void, interrupted: Effect.never, ran: () => {} }
+  return (c: ToolCall) => pipeline.run({ call: c, tool: read, input: c.input }, links)
+})
+
 /** One batch of 10,000 no-op calls, against Effect.forEach with concurrency 10 over the same handler. */
 const overhead = Effect.gen(function* () {
   const n = 10_000
   const executor = yield* ToolExecutor
   const traced = yield* tracedExecutor
+  const viaPipeline = yield* pipelineSide
   const calls = Array.from({ length: n }, (_, i) => call(`c${i}`, "Read", 0))
   return yield* compare(
     "executor-overhead (one batch of 10,000)",
@@ -148,7 +189,8 @@ const overhead = Effect.gen(function* () {
     6,
     executor.runBatchCollect(calls),
     traced.runBatchCollect(calls).pipe(Effect.withSpan("bench")),
-    Effect.forEach(calls, (c) => handler(c.input as { ms: number }), { concurrency: 10, discard: true })
+    Effect.forEach(calls, (c) => handler(c.input as { ms: number }), { concurrency: 10, discard: true }),
+    Effect.forEach(calls, viaPipeline, { concurrency: 10, discard: true })
   )
 })
 
@@ -161,6 +203,7 @@ const batchedOverhead = Effect.gen(function* () {
   const size = 10
   const executor = yield* ToolExecutor
   const traced = yield* tracedExecutor
+  const viaPipeline = yield* pipelineSide
   const all = Array.from({ length: batches }, (_, b) =>
     Array.from({ length: size }, (_, i) => call(`b${b}c${i}`, "Read", 0))
   )
@@ -174,7 +217,10 @@ const batchedOverhead = Effect.gen(function* () {
       all,
       (batch) => Effect.forEach(batch, (c) => handler(c.input as { ms: number }), { concurrency: size, discard: true }),
       { discard: true }
-    )
+    ),
+    Effect.forEach(all, (batch) => Effect.forEach(batch, viaPipeline, { concurrency: size, discard: true }), {
+      discard: true
+    })
   )
   const tracing = {
     name: "tracing-overhead (6,000 calls in batches of 10: executor spans on vs off)",

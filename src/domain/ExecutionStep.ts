@@ -145,7 +145,7 @@ export interface State {
   /** The calls before this index have been yielded: results leave strictly in request order. */
   readonly yielded: number
   /** Calls at or after `yielded` that are not simply queued as they arrived. */
-  readonly progress: ReadonlyMap<number, Progress>
+  readonly progress: Slots
   /** The running calls, as the planner sees them. */
   readonly running: ReadonlyArray<Ready>
   /** The calls before this index have all left the queue: admission scans from here. */
@@ -161,6 +161,36 @@ export interface State {
   readonly discarded: boolean
 }
 
+/**
+ * The progress of the calls in flight, by index: an array of slots from `base` on rather than a Map, because a step
+ * that changes it copies it (the previous state keeps its own) and copying a short array is a `slice`, where a Map
+ * was rebuilt entry by entry (3% of the executor's CPU time in a 10-call batch profile). A copy starts at the first
+ * call not yet yielded, so it holds only calls from there to the last one started or completed.
+ */
+export class Slots {
+  static readonly empty = new Slots(0, [])
+  private constructor(
+    private readonly base: number,
+    private readonly items: Array<Progress | undefined>
+  ) {}
+  /** The slot of `index` (at or after the `from` of the copy this was made as). */
+  get(index: number): Progress | undefined {
+    return index < this.base ? undefined : this.items[index - this.base]
+  }
+  /** A copy holding the slots from `from` on (`from` at or after this one's start). */
+  copyFrom(from: number): Slots {
+    return new Slots(from, this.items.slice(Math.max(0, from - this.base)))
+  }
+  /** Only on a copy the caller owns. */
+  set(index: number, progress: Progress): void {
+    this.items[index - this.base] = progress
+  }
+  /** Only on a copy the caller owns. */
+  delete(index: number): void {
+    this.items[index - this.base] = undefined
+  }
+}
+
 /** A fresh state. */
 export const make = (settings: Settings): State => ({
   settings,
@@ -169,7 +199,7 @@ export const make = (settings: Settings): State => ({
   ids: new Map(),
   results: [],
   yielded: 0,
-  progress: new Map(),
+  progress: Slots.empty,
   running: [],
   firstQueued: 0,
   unready: [],
@@ -250,7 +280,7 @@ class Draft {
   ids: Map<string, number>
   results: Array<Outcome>
   yielded: number
-  progress: ReadonlyMap<number, Progress>
+  progress: Slots
   running: ReadonlyArray<Ready>
   firstQueued: number
   unready: ReadonlyArray<number>
@@ -258,7 +288,7 @@ class Draft {
   siblingError: Outcome | undefined
   interrupted: boolean
   inputEnded: boolean
-  private ownProgress: Map<number, Progress> | undefined = undefined
+  private ownProgress: Slots | undefined = undefined
   private modifiers: Array<Tool.ContextModifier> | undefined = undefined
   private events: Array<ExecutorEvent> | undefined = undefined
   private started: Array<Start> | undefined = undefined
@@ -285,9 +315,9 @@ class Draft {
     this.inputEnded = previous.inputEnded
   }
 
-  private writableProgress(): Map<number, Progress> {
+  private writableProgress(): Slots {
     if (this.ownProgress === undefined) {
-      this.ownProgress = new Map(this.progress)
+      this.ownProgress = this.progress.copyFrom(this.yielded)
       this.progress = this.ownProgress
     }
     return this.ownProgress

@@ -13,7 +13,7 @@ const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
 const actualType = (u: unknown): string => (u === null ? "null" : Array.isArray(u) ? "array" : typeof u)
 
 /** A short name for the type an AST expects, as a model would write it. */
-export const expectedType = (ast: SchemaAST.AST): string => {
+const expectedType = (ast: SchemaAST.AST): string => {
   switch (ast._tag) {
     case "StringKeyword":
     case "TemplateLiteral":
@@ -114,7 +114,7 @@ const collect = (issue: ParseResult.ParseIssue, path: ReadonlyArray<PropertyKey>
 }
 
 /** One line per issue, in the wording models already know. */
-export const issueLines = (issue: ParseResult.ParseIssue): ReadonlyArray<string> => {
+const issueLines = (issue: ParseResult.ParseIssue): ReadonlyArray<string> => {
   const out: Array<string> = []
   collect(issue, [], out)
   return out.length > 0 ? out : ["The input is invalid"]

@@ -19,7 +19,7 @@ export const configDir = (env: Readonly<Record<string, string | undefined>>, hom
 }
 
 /** The directory of the per-server credential files, below the configuration directory. */
-export const credentialsDirName = "mcp-oauth"
+const credentialsDirName = "mcp-oauth"
 
 /**
  * The file of one server's credentials: named after the server and a fingerprint of its URL, so that a server

@@ -70,16 +70,16 @@ export const parse = (text: string): Notebook | Refusal => {
 }
 
 /** A cell's source as one string. */
-export const sourceText = (cell: Cell): string => (typeof cell.source === "string" ? cell.source : cell.source.join(""))
+const sourceText = (cell: Cell): string => (typeof cell.source === "string" ? cell.source : cell.source.join(""))
 
 /** Whether the notebook's cells carry ids (nbformat 4.5 and later). */
 const hasIds = (notebook: Notebook): boolean => notebook.nbformat_minor >= 5
 
 /** A cell's id as the model sees it: its `id`, else `cell-N` (its index, from 0) for notebooks without ids. */
-export const cellIdOf = (cell: Cell, index: number): string => cell.id ?? `cell-${index}`
+const cellIdOf = (cell: Cell, index: number): string => cell.id ?? `cell-${index}`
 
 /** The index of the cell a `cell_id` names: by `id`, else `cell-N` / `N` by index. */
-export const findCell = (notebook: Notebook, cellId: string): number => {
+const findCell = (notebook: Notebook, cellId: string): number => {
   const byId = notebook.cells.findIndex((c) => c.id === cellId)
   if (byId >= 0) return byId
   const index = /^(?:cell-)?(\d+)$/.exec(cellId)
@@ -89,7 +89,7 @@ export const findCell = (notebook: Notebook, cellId: string): number => {
 }
 
 /** A new cell id: 8 hex digits not used in the notebook (nbformat: 1-64 of `[a-zA-Z0-9-_]`, unique). */
-export const newCellId = (notebook: Notebook, random: () => number = Math.random): string => {
+const newCellId = (notebook: Notebook, random: () => number = Math.random): string => {
   const taken = new Set(notebook.cells.map((c) => c.id))
   while (true) {
     const id = Math.floor(random() * 0x100000000)

@@ -4,10 +4,10 @@
  */
 
 /** The largest threshold any tool gets, whatever its `maxResultSizeChars`. */
-export const maxThresholdChars = 50_000
+const maxThresholdChars = 50_000
 
 /** Characters of the preview shown in place of a persisted result. */
-export const previewChars = 2_000
+const previewChars = 2_000
 
 /** The persistence threshold of a tool: `min(maxResultSizeChars, 50_000)`; `Infinity` means never. */
 export const thresholdOf = (maxResultSizeChars: number): number =>

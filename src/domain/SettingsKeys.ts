@@ -6,7 +6,7 @@
  */
 
 /** Keys of the top level: Armature's, then Claude Code's (documented settings.json keys). */
-export const topLevelKeys: ReadonlyArray<string> = [
+const topLevelKeys: ReadonlyArray<string> = [
   "permissions",
   "hooks",
   "sandbox",
@@ -56,7 +56,7 @@ export const topLevelKeys: ReadonlyArray<string> = [
 ]
 
 /** Keys of the `permissions` section: Armature's, then Claude Code's. */
-export const permissionsKeys: ReadonlyArray<string> = [
+const permissionsKeys: ReadonlyArray<string> = [
   "allow",
   "ask",
   "deny",

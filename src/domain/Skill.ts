@@ -32,8 +32,8 @@ export interface SkillProblem extends FrontMatter.Problem {
 }
 
 /** The most characters of a name and of a description, as Claude Code allows. */
-export const maxNameLength = 64
-export const maxDescriptionLength = 1024
+const maxNameLength = 64
+const maxDescriptionLength = 1024
 
 const namePattern = /^[a-z0-9][a-z0-9-]*$/
 

@@ -80,7 +80,7 @@ export const runLayer = (
  * Ctrl-C as a stream (see `Signals.listen`): the first two signals are emitted (interrupt, then abort) and a third
  * one hands over to the listeners that were there before (the runtime's).
  */
-export const sigints: Effect.Effect<Stream.Stream<void>> = Effect.map(
+const sigints: Effect.Effect<Stream.Stream<void>> = Effect.map(
   Signals.listen({
     signals: ["SIGINT"],
     note: (_, n) => (n === 1 ? "\n[interrupting: Ctrl-C again to abort]\n" : "\n[aborting]\n")
@@ -110,13 +110,13 @@ export interface TextMemory {
 }
 
 /** An empty memory for one run's text output. */
-export const textMemory = (): TextMemory => ({ announced: new Set(), printed: new Set() })
+const textMemory = (): TextMemory => ({ announced: new Set(), printed: new Set() })
 
 /**
  * Text output as the model streams: text deltas on stdout as they arrive, each tool call on stderr when its block
  * completes (with its id), before it is started — so an approval prompt always follows the call it concerns.
  */
-export const modelPrinter =
+const modelPrinter =
   (output: OutputFormat, memory: TextMemory = textMemory()) =>
   (event: ModelEvent): Effect.Effect<void> => {
     if (output !== "text") return Effect.void
@@ -145,7 +145,7 @@ const printResult =
  * Text output of the executor: a result of one of the run's own calls is printed as soon as it is yielded, while
  * the model may still be streaming (a sub-agent's results wait for its `user` events, to stay under its call).
  */
-export const executorPrinter =
+const executorPrinter =
   (output: OutputFormat, memory: TextMemory) =>
   (event: ExecutorEvent): Effect.Effect<void> => {
     if (output !== "text" || event.type !== "tool_result") return Effect.void
@@ -250,7 +250,7 @@ const recorder = (audit: Audit.Audit) =>
                 phase: event.type === "message_start" ? "start" : "end",
                 model: event.type === "message_start" ? event.model : "",
                 at
-              })
+              } satisfies CallLog.ModelRecord)
             )
           : Effect.void
     }
@@ -268,7 +268,7 @@ export interface AgentDriving {
  * Whether `run` offers WebSearch (Anthropic's server tool), from the `WebSearch` rules, the mode and the settings'
  * `webSearch` limits; a `webSearch` value of the wrong shape is a usage error naming the field.
  */
-export const webSearchOffer = Effect.gen(function* () {
+const webSearchOffer = Effect.gen(function* () {
   const settings = yield* Settings
   const policy = yield* PermissionPolicy
   const raw = (settings.settings as Record<string, unknown>).webSearch

@@ -52,7 +52,7 @@ const accepted: Readonly<Record<string, ReadonlyArray<string>>> = {
 }
 
 /** Flags that, as in Claude Code, take several values after one flag: `--allowedTools Read "Bash(git log:*)"`. */
-export const multiValued: ReadonlySet<string> = new Set(["--allowed-tools", "--disallowed-tools"])
+const multiValued: ReadonlySet<string> = new Set(["--allowed-tools", "--disallowed-tools"])
 
 /** Tool names a permission rule may name bare: Armature's built-in tools and Claude Code's. */
 const toolNames: ReadonlySet<string> = new Set(
@@ -81,7 +81,7 @@ export const isRuleWord = (word: string): boolean => {
 }
 
 /** Lower limits of integer flags. */
-export const minimums: Readonly<Record<string, number>> = {
+const minimums: Readonly<Record<string, number>> = {
   "--max-concurrency": 1,
   "--max-turns": 1,
   "--max-tokens": 1,

@@ -35,7 +35,7 @@ function onStderrError(e: unknown): void {
 }
 
 /** Completes when stdout's reader goes away (never, while it reads). */
-export const stdoutClosed: Effect.Effect<void> = Effect.async<void>((resume) => {
+const stdoutClosed: Effect.Effect<void> = Effect.async<void>((resume) => {
   if (closed) return resume(Effect.void)
   const done = () => resume(Effect.void)
   waiting.add(done)

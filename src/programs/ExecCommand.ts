@@ -31,7 +31,7 @@ export interface Summary {
 }
 
 /** Reads lines from a file or stdin as they arrive. */
-export const inputLines = (source: string): Stream.Stream<string, InvalidInputError> =>
+const inputLines = (source: string): Stream.Stream<string, InvalidInputError> =>
   Stream.suspend(() => {
     if (source !== "-" && !Fs.existsSync(source)) {
       return Stream.fail(new InvalidInputError({ message: `${source}: no such file` }))
@@ -116,7 +116,7 @@ const oneLine = (text: string, width: number): string => {
 }
 
 /** The final table of the text output. */
-export const textTable = (
+const textTable = (
   results: ReadonlyArray<ResultEvent>,
   names: ReadonlyMap<string, string>,
   timings: ReadonlyMap<string, { start?: number; end?: number }>,

@@ -9,7 +9,7 @@ import { Cause, Console, Effect, Option } from "effect"
 export const invalidInput = 2
 
 /** Exit status for work that failed (a model error, a crash). */
-export const runtimeFailure = 1
+const runtimeFailure = 1
 
 /** Errors whose tag means the user's input (files, flags, JSON) cannot be used. */
 const inputErrorTags = new Set([
@@ -30,7 +30,7 @@ const tagOf = (u: unknown): string | undefined =>
   typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" ? u._tag : undefined
 
 /** True when `e` is one of the errors of unusable input. */
-export const isInputError = (e: unknown): boolean => {
+const isInputError = (e: unknown): boolean => {
   const tag = tagOf(e)
   return tag !== undefined && inputErrorTags.has(tag)
 }
@@ -61,7 +61,7 @@ const rootCause = (e: unknown): unknown => {
  * The message of anything thrown or failed with: its first line, followed by its root cause's when that says
  * more (`PgClient: Failed to connect: connect ECONNREFUSED 127.0.0.1:1`), without a stack trace.
  */
-export const messageOf = (e: unknown): string => {
+const messageOf = (e: unknown): string => {
   const own = ownMessage(e)
   const root = rootCause(e)
   const inner = root === e ? "" : ownMessage(root)

@@ -12,7 +12,7 @@ export const width = 100
 const ansi = /\x1b\[[0-9;]*m/g
 
 /** True when colour may be written: stdout is a terminal and `NO_COLOR` is unset or empty. */
-export const colourAllowed = (): boolean =>
+const colourAllowed = (): boolean =>
   process.stdout.isTTY === true && (process.env.NO_COLOR === undefined || process.env.NO_COLOR === "")
 
 /** Removes ANSI colour sequences. */

@@ -28,8 +28,7 @@ const stderrInfoLogger = Layer.merge(
  * The engine for serving: like `exec`'s, but always with the headless approver (stdin is the protocol, so nobody
  * can be asked) and with the servers of `--mcp-config` proxied.
  */
-export const serveLayer = (options: EngineOptions) =>
-  engineLayer(options, { approver: "headless", mcpStderr: "ignore" })
+const serveLayer = (options: EngineOptions) => engineLayer(options, { approver: "headless", mcpStderr: "ignore" })
 
 const serveOptions = {
   ...engineOptions,

@@ -77,10 +77,10 @@ export const engineOptions = {
 }
 
 /** The strategies for results above a tool's size threshold (the full result is saved to a file either way). */
-export const resultStrategies = ["preview", "head-tail"] as const
+const resultStrategies = ["preview", "head-tail"] as const
 
 /** The tools whose read-only results `--result-cache` keeps. */
-export const cachedTools: ReadonlyArray<string> = ["Read", "Glob", "Grep"]
+const cachedTools: ReadonlyArray<string> = ["Read", "Glob", "Grep"]
 
 /** Options of `exec` and `run` that reach the library's result handling. */
 export const resultOptions = {

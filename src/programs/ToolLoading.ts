@@ -15,7 +15,7 @@ import { ToolRegistry } from "../services/ToolRegistry.js"
 import { mcpReady } from "./Runtime.js"
 
 /** The strategies `--tool-loading` offers. */
-export const toolLoadings = ["all", "deferred", "keyword", "recent"] as const
+const toolLoadings = ["all", "deferred", "keyword", "recent"] as const
 
 /** One of `toolLoadings`. */
 export type ToolLoading = (typeof toolLoadings)[number]

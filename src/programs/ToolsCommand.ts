@@ -66,7 +66,7 @@ const withPool =
     )
 
 /** The `tools` array for the Messages API, in pool order, deferred tools marked with `defer_loading`. */
-export const apiTools = Effect.gen(function* () {
+const apiTools = Effect.gen(function* () {
   const registry = yield* ToolRegistry
   const pool = yield* registry.pool()
   return pool.map((tool) =>

@@ -7,7 +7,7 @@ import { HelpDoc } from "@effect/cli"
 import { stripColour } from "./HelpText.js"
 
 /** The problem @effect/cli described, as a short clause in lower case. */
-export const clause = (text: string): string => {
+const clause = (text: string): string => {
   const flat =
     stripColour(text)
       .split("\n")

@@ -398,3 +398,50 @@ describe("ExecutionStep.step", () => {
     many
   )
 })
+
+describe("ExecutionStep.Slots", () => {
+  type Op =
+    | { readonly _tag: "Copy"; readonly advance: number }
+    | { readonly _tag: "Set"; readonly offset: number; readonly n: number }
+    | { readonly _tag: "Delete"; readonly offset: number }
+  const opArb: fc.Arbitrary<Op> = fc.oneof(
+    fc.record({ _tag: fc.constant("Copy" as const), advance: fc.nat(3) }),
+    fc.record({ _tag: fc.constant("Set" as const), offset: fc.nat(12), n: fc.nat(1000) }),
+    fc.record({ _tag: fc.constant("Delete" as const), offset: fc.nat(12) })
+  )
+  const progress = (n: number): ExecutionStep.Progress => ({
+    _tag: "Completed",
+    outcome: errorOutcome(`r${n}`),
+    safe: true,
+    input: n
+  })
+
+  it.prop(
+    "a copy reads like a Map of the slots from its start on, and writing to it leaves the copies before it as they were",
+    [fc.array(opArb, { maxLength: 60 })],
+    ([ops]) => {
+      let from = 0
+      let slots = ExecutionStep.Slots.empty.copyFrom(0)
+      let model = new Map<number, ExecutionStep.Progress>()
+      const earlier: Array<{ from: number; slots: ExecutionStep.Slots; model: Map<number, ExecutionStep.Progress> }> =
+        []
+      for (const op of ops) {
+        if (op._tag === "Copy") {
+          earlier.push({ from, slots, model })
+          from += op.advance
+          slots = slots.copyFrom(from)
+          model = new Map([...model].filter(([i]) => i >= from))
+        } else if (op._tag === "Set") {
+          slots.set(from + op.offset, progress(op.n))
+          model.set(from + op.offset, progress(op.n))
+        } else {
+          slots.delete(from + op.offset)
+          model.delete(from + op.offset)
+        }
+      }
+      for (const s of [...earlier, { from, slots, model }]) {
+        for (let i = s.from; i < s.from + 20; i++) expect(s.slots.get(i)).toEqual(s.model.get(i))
+      }
+    }
+  )
+})

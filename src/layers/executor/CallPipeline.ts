@@ -135,31 +135,30 @@ const decided = (
 }
 
 /** The PermissionRequest hooks, then the approver (its wait in a span of its own), for a decision that asks. */
-const ask = (
+const ask = Effect.fnUntraced(function* (
   services: Services,
   request: PermissionRequest,
   decision: PermissionDecision,
   hookInputFor: (event: HookEvent, input: unknown, extra?: Record<string, unknown>) => HookInput
-): Effect.Effect<Step> =>
-  Effect.gen(function* () {
-    const asked = yield* runIfAny(services.hooks, "PermissionRequest", () =>
-      hookInputFor("PermissionRequest", request.input, { permission_suggestions: [] })
+) {
+  const asked = yield* runIfAny(services.hooks, "PermissionRequest", () =>
+    hookInputFor("PermissionRequest", request.input, { permission_suggestions: [] })
+  )
+  if (asked.decision === "deny") return stop(refused(asked.reason ?? decision.message, "permission_request_hook"))
+  if (asked.decision === "allow") return replaceInput(request.tool, request.input, asked.updatedInput)
+  const approving = services.approver.approve(request, decision)
+  const approval = yield* services.spans
+    ? approving.pipe(Spans.span(Spans.names.approval, { "gen_ai.tool.call.id": request.toolUseId }))
+    : approving
+  if (approval._tag === "Rejected") {
+    return stop(
+      approval.message === Texts.rejected
+        ? { ...errorOutcome(approval.message), denied: "approver" }
+        : refused(approval.message, "approver")
     )
-    if (asked.decision === "deny") return stop(refused(asked.reason ?? decision.message, "permission_request_hook"))
-    if (asked.decision === "allow") return replaceInput(request.tool, request.input, asked.updatedInput)
-    const approving = services.approver.approve(request, decision)
-    const approval = yield* services.spans
-      ? approving.pipe(Spans.span(Spans.names.approval, { "gen_ai.tool.call.id": request.toolUseId }))
-      : approving
-    if (approval._tag === "Rejected") {
-      return stop(
-        approval.message === Texts.rejected
-          ? { ...errorOutcome(approval.message), denied: "approver" }
-          : refused(approval.message, "approver")
-      )
-    }
-    return replaceInput(request.tool, request.input, approval.updatedInput)
-  })
+  }
+  return replaceInput(request.tool, request.input, approval.updatedInput)
+})
 
 /**
  * What calling the tool gave: a cached result, a returned value, a timeout, or a failure; `note` is the tool

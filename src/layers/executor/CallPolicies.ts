@@ -97,91 +97,91 @@ export const make = (table: Effect.Effect<ToolPolicy.Table>): Effect.Effect<Call
         entries.length === 0 && tool.policy === undefined ? ToolPolicy.none : ToolPolicy.resolve(tool, entries)
       )
 
-    const guard = <A extends Attempt>(
+    // made once per executor (fnUntraced), not an Effect.gen per call: see docs/executor.md, "Overhead"
+    const guard: CallPolicies["guard"] = Effect.fnUntraced(function* <A extends Attempt>(
       resolved: ToolPolicy.Resolved,
       tool: Tool.Any,
       input: unknown,
       invoke: (tool: Tool.Any) => Effect.Effect<A>,
       report: (note: PolicyNote) => Effect.Effect<void>
-    ): Effect.Effect<Guarded<A | Attempt>> =>
-      Effect.gen(function* () {
-        const breaker = resolved.circuitBreaker
-        if (breaker !== undefined) {
-          const now = yield* Clock.currentTimeMillis
-          const state = circuits.get(breaker.key) ?? ToolPolicy.closed
-          const admission = ToolPolicy.admit(state, now)
-          circuits.set(breaker.key, admission.next)
-          if (admission._tag === "Rejected") {
-            yield* report({ action: "circuit_open", key: breaker.key, retry_at: admission.retryAt ?? null })
-            const message = ToolPolicy.circuitOpenText(tool.name, breaker.key, state.failures, admission.retryAt, now)
-            return { attempt: { _tag: "Failed", cause: Cause.fail(new ToolFailure({ message })) }, note: undefined }
-          }
+    ) {
+      const breaker = resolved.circuitBreaker
+      if (breaker !== undefined) {
+        const now = yield* Clock.currentTimeMillis
+        const state = circuits.get(breaker.key) ?? ToolPolicy.closed
+        const admission = ToolPolicy.admit(state, now)
+        circuits.set(breaker.key, admission.next)
+        if (admission._tag === "Rejected") {
+          yield* report({ action: "circuit_open", key: breaker.key, retry_at: admission.retryAt ?? null })
+          const message = ToolPolicy.circuitOpenText(tool.name, breaker.key, state.failures, admission.retryAt, now)
+          return { attempt: { _tag: "Failed", cause: Cause.fail(new ToolFailure({ message })) }, note: undefined }
         }
+      }
 
-        const timeoutMs = resolved.timeoutMs?.value
-        const timed: Tool.Any =
-          timeoutMs === undefined ? tool : { ...tool, timeout: Option.some(Duration.millis(timeoutMs)) }
-        let waitedMs = 0
-        const rate = resolved.rateLimit
-        const limited: Effect.Effect<A> =
-          rate === undefined
-            ? invoke(timed)
-            : Effect.gen(function* () {
-                const limit = yield* limiterOf(rate.key, rate.value)
-                const before = yield* Clock.currentTimeMillis
-                yield* limit(Effect.void)
-                const waited = (yield* Clock.currentTimeMillis) - before
-                if (waited > 0) {
-                  waitedMs += waited
-                  yield* report({ action: "rate_limit", key: rate.key, waited_ms: waited })
-                }
-                return yield* invoke(timed)
+      const timeoutMs = resolved.timeoutMs?.value
+      const timed: Tool.Any =
+        timeoutMs === undefined ? tool : { ...tool, timeout: Option.some(Duration.millis(timeoutMs)) }
+      let waitedMs = 0
+      const rate = resolved.rateLimit
+      const limited: Effect.Effect<A> =
+        rate === undefined
+          ? invoke(timed)
+          : Effect.gen(function* () {
+              const limit = yield* limiterOf(rate.key, rate.value)
+              const before = yield* Clock.currentTimeMillis
+              yield* limit(Effect.void)
+              const waited = (yield* Clock.currentTimeMillis) - before
+              if (waited > 0) {
+                waitedMs += waited
+                yield* report({ action: "rate_limit", key: rate.key, waited_ms: waited })
+              }
+              return yield* invoke(timed)
+            })
+
+      const retry = resolved.retry
+      const failures: Array<string> = []
+      let last: A | Attempt
+      let notRetried = false
+      if (retry === undefined || retry.value.times === 0) {
+        last = yield* limited
+      } else if (!mayRetry(tool, input)) {
+        last = yield* limited
+        notRetried = isTransient(last)
+      } else {
+        const once = Effect.flatMap(limited, (attempt) => {
+          if (!isTransient(attempt)) return Effect.succeed(attempt)
+          failures.push(reasonOf(tool, attempt, timeoutMs))
+          return Effect.fail(attempt)
+        })
+        const waits = Schedule.onDecision(ToolPolicy.schedule(retry.value), (delay, decision) =>
+          ScheduleDecision.isDone(decision)
+            ? Effect.void
+            : report({
+                action: "retry",
+                key: retry.key,
+                attempt: failures.length,
+                delay_ms: Duration.toMillis(delay),
+                reason: failures[failures.length - 1] ?? ""
               })
+        )
+        last = yield* Effect.retry(once, waits).pipe(Effect.catchAll((attempt) => Effect.succeed(attempt)))
+      }
 
-        const retry = resolved.retry
-        const failures: Array<string> = []
-        let last: A | Attempt
-        let notRetried = false
-        if (retry === undefined || retry.value.times === 0) {
-          last = yield* limited
-        } else if (!mayRetry(tool, input)) {
-          last = yield* limited
-          notRetried = isTransient(last)
-        } else {
-          const once = Effect.flatMap(limited, (attempt) => {
-            if (!isTransient(attempt)) return Effect.succeed(attempt)
-            failures.push(reasonOf(tool, attempt, timeoutMs))
-            return Effect.fail(attempt)
-          })
-          const waits = Schedule.onDecision(ToolPolicy.schedule(retry.value), (delay, decision) =>
-            ScheduleDecision.isDone(decision)
-              ? Effect.void
-              : report({
-                  action: "retry",
-                  key: retry.key,
-                  attempt: failures.length,
-                  delay_ms: Duration.toMillis(delay),
-                  reason: failures[failures.length - 1] ?? ""
-                })
-          )
-          last = yield* Effect.retry(once, waits).pipe(Effect.catchAll((attempt) => Effect.succeed(attempt)))
-        }
-
-        const failed = isTransient(last)
-        if (breaker !== undefined) {
-          const now = yield* Clock.currentTimeMillis
-          circuits.set(
-            breaker.key,
-            ToolPolicy.settle(circuits.get(breaker.key) ?? ToolPolicy.closed, breaker.value, failed, now)
-          )
-        }
-        // the retries are the failures that were followed by another attempt
-        const retries = failed ? failures.slice(0, -1) : failures
-        const note = notRetried
-          ? `[tool policy ${retry?.key}: not retried, as ${tool.name} may have side effects (it is neither read-only nor idempotent)]`
-          : ToolPolicy.noteText(retry?.key ?? rate?.key ?? tool.name, waitedMs, retries, !failed)
-        return { attempt: last, note }
-      })
+      const failed = isTransient(last)
+      if (breaker !== undefined) {
+        const now = yield* Clock.currentTimeMillis
+        circuits.set(
+          breaker.key,
+          ToolPolicy.settle(circuits.get(breaker.key) ?? ToolPolicy.closed, breaker.value, failed, now)
+        )
+      }
+      // the retries are the failures that were followed by another attempt
+      const retries = failed ? failures.slice(0, -1) : failures
+      const note = notRetried
+        ? `[tool policy ${retry?.key}: not retried, as ${tool.name} may have side effects (it is neither read-only nor idempotent)]`
+        : ToolPolicy.noteText(retry?.key ?? rate?.key ?? tool.name, waitedMs, retries, !failed)
+      return { attempt: last, note }
+    })
 
     return { resolve, guard }
   })

@@ -4,7 +4,7 @@
  * (`domain/Admission.ts`) decides what starts, each call runs the pipeline of `CallPipeline.ts`, and results
  * leave in request order. See docs/executor.md.
  */
-import { Config, Effect, Layer, Mailbox, Option, Stream } from "effect"
+import { Config, Effect, Layer, Mailbox, Option, type Scope, Stream } from "effect"
 import { type ToolResult, toolResult } from "../../domain/Blocks.js"
 import { checkBatch } from "../../domain/CallGraph.js"
 import type { DependencyCycleError, InvalidInputError } from "../../domain/Errors.js"
@@ -116,18 +116,23 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
       lookup: options.lookup
     })
 
+    /** Starts an execution whose events go to a Mailbox, read as a stream (made once: see docs/executor.md). */
+    const open: <E>(
+      input: Execution.Input<E>,
+      options: ExecuteOptions
+    ) => Effect.Effect<Stream.Stream<ExecutorEvent, E | InvalidInputError | DependencyCycleError>, never, Scope.Scope> =
+      Effect.fnUntraced(function* <E>(input: Execution.Input<E>, options: ExecuteOptions) {
+        const mailbox = yield* Mailbox.make<ExecutorEvent, E | InvalidInputError | DependencyCycleError>()
+        yield* Execution.run(yield* envNow, input, settings(options), Execution.mailboxSink(mailbox))
+        return Mailbox.toStream(mailbox)
+      })
+
     /** Every event of an execution, as a stream. */
     const events = <E>(
       input: Execution.Input<E>,
       options: ExecuteOptions
     ): Stream.Stream<ExecutorEvent, E | InvalidInputError | DependencyCycleError> =>
-      Stream.unwrapScoped(
-        Effect.gen(function* () {
-          const mailbox = yield* Mailbox.make<ExecutorEvent, E | InvalidInputError | DependencyCycleError>()
-          yield* Execution.run(yield* envNow, input, settings(options), Execution.mailboxSink(mailbox))
-          return Mailbox.toStream(mailbox)
-        })
-      )
+      Stream.unwrapScoped(open(input, options))
 
     const execute = <E>(calls: Stream.Stream<ToolCall, E>, options: ExecuteOptions = {}) =>
       events({ _tag: "Stream", calls }, options)

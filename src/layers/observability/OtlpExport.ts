@@ -25,7 +25,7 @@ export interface ExportSettings {
 }
 
 /** The service name when neither `OTEL_SERVICE_NAME` nor `service.name` in `OTEL_RESOURCE_ATTRIBUTES` gives one. */
-export const defaultServiceName = "armature"
+const defaultServiceName = "armature"
 
 const variable = (name: string) => Config.option(Config.string(name))
 
@@ -83,13 +83,13 @@ const exported = <M extends object, K extends keyof M>(module: M, name: K): M[K]
  * How long telemetry may hold the work or the exit up: each export request (with its retries) and the final flush
  * when the layer closes. A collector that is down or unreachable costs at most this much at exit, never a hang.
  */
-export const exportBudgetMillis = 1000
+const exportBudgetMillis = 1000
 
 /**
  * The exporters' own options: a request timeout of `exportBudgetMillis`, unless the environment sets one
  * (`OTEL_EXPORTER_OTLP_TIMEOUT`, or the signal's own `..._TRACES_TIMEOUT` / `..._METRICS_TIMEOUT`), which wins.
  */
-export const exporterOptions = (
+const exporterOptions = (
   signal: "TRACES" | "METRICS",
   env: Readonly<Record<string, string | undefined>>
 ): { readonly timeoutMillis?: number } => {
@@ -108,7 +108,7 @@ interface Exporter {
  * The same exporter, telling `onFailure` of each failed export (the SDK would drop the batch without a word); every
  * other member (shutdown, forceFlush, a metric exporter's temporality selectors) is the exporter's own.
  */
-export const reportingFailures = <E extends object>(exporter: E, onFailure: (error: string) => void): E =>
+const reportingFailures = <E extends object>(exporter: E, onFailure: (error: string) => void): E =>
   new Proxy(exporter, {
     get(target, key, receiver) {
       const value = Reflect.get(target, key, receiver)

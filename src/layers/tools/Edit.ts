@@ -26,22 +26,22 @@ const Input = Schema.Struct({
 export type Input = typeof Input.Type
 
 /** Lines of context shown around the change. */
-export const snippetContext = 4
+const snippetContext = 4
 
 /** The error when old_string equals new_string. */
-export const sameStringsMessage = "No changes to make: old_string and new_string are exactly the same."
+const sameStringsMessage = "No changes to make: old_string and new_string are exactly the same."
 
 /** The error when old_string does not occur. */
-export const notFoundStringMessage = (old: string): string => `String to replace not found in file.\nString: ${old}`
+const notFoundStringMessage = (old: string): string => `String to replace not found in file.\nString: ${old}`
 
 /** The error when old_string occurs several times and replace_all is false. */
-export const multipleMatchesMessage = (count: number, old: string): string =>
+const multipleMatchesMessage = (count: number, old: string): string =>
   `Found ${count} matches of the string to replace, but replace_all is false. To replace all occurrences, set ` +
   "replace_all to true. To replace only one occurrence, please provide more context to uniquely identify the " +
   `instance.\nString: ${old}`
 
 /** The error when an empty old_string targets a non-empty existing file. */
-export const fileExistsMessage = "Cannot create new file - file already exists."
+const fileExistsMessage = "Cannot create new file - file already exists."
 
 const description = `Performs an exact string replacement in a file.
 

@@ -46,7 +46,7 @@ again. Rejected: plan mode stays on; the result gives the user's feedback, so re
 When there is no user to approve it (a run without a terminal), plan mode stays on: give the plan as your answer.`
 
 /** The text of a plan for the user: the plan, then the kinds of commands it will run. */
-export const planText = (input: Input): string => {
+const planText = (input: Input): string => {
   const commands = (input.allowedPrompts ?? []).map((p) => `- ${p.tool}: ${p.prompt}`)
   return [input.plan ?? "", ...(commands.length > 0 ? ["", "It will need to:", ...commands] : [])].join("\n").trim()
 }

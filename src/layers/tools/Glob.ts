@@ -15,7 +15,7 @@ import { searchFlags } from "./SearchTool.js"
 export const maxResults = 100
 
 /** The note added when more than `maxResults` files match. */
-export const truncatedNote = "(Results are truncated. Consider using a more specific path or pattern.)"
+const truncatedNote = "(Results are truncated. Consider using a more specific path or pattern.)"
 
 const Input = Schema.Struct({
   pattern: Schema.String.annotations({
@@ -62,7 +62,7 @@ export interface Found {
 }
 
 /** The directory a pattern is walked from, the directory its paths are relative to, and the glob left. */
-export const rootOf = (pattern: string, dir: string) => {
+const rootOf = (pattern: string, dir: string) => {
   const absolute = Path.isAbsolute(pattern)
   const scan = picomatch.scan(absolute ? pattern : stripDotSlash(pattern))
   const base = absolute ? scan.base : dir
@@ -71,7 +71,7 @@ export const rootOf = (pattern: string, dir: string) => {
 }
 
 /** Finds the files matching a glob under a directory, newest first (ties by path), skipping what `guard` denies. */
-export const findGuarded = (
+const findGuarded = (
   pattern: string,
   dir: string,
   guard?: FileWalker.Guard

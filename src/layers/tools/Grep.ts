@@ -13,7 +13,7 @@ import * as ToolRegistryLive from "../registry/ToolRegistryLive.js"
 import { searchFlags } from "./SearchTool.js"
 
 /** Output entries (lines, files or counts) returned when head_limit is not given. */
-export const defaultHeadLimit = 250
+const defaultHeadLimit = 250
 
 const count = Schema.Number.pipe(Schema.int(), Schema.nonNegative())
 
@@ -105,7 +105,7 @@ Examples of misuse: Bash "grep -r foo ."; a huge content search with no glob/typ
 export type Engine = "rg" | "builtin"
 
 /** The engine chosen from `ARMATURE_GREP_ENGINE` (rg|builtin), else `rg` when it is on PATH. */
-export const defaultEngine = (): Engine => {
+const defaultEngine = (): Engine => {
   const forced = process.env.ARMATURE_GREP_ENGINE
   if (forced === "rg" || forced === "builtin") return forced
   return GrepEngine.hasRg() ? "rg" : "builtin"

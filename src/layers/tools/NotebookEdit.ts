@@ -58,7 +58,7 @@ Parameters:
 Result: which cell was replaced, inserted (with its new id) or deleted.`
 
 /** The one-line result of an edit. */
-export const resultText = (path: string, edited: Notebook.Edited): string => {
+const resultText = (path: string, edited: Notebook.Edited): string => {
   switch (edited.mode) {
     case "insert":
       return `Inserted a ${edited.cellType} cell with id ${edited.cellId} into ${path}.`

@@ -18,7 +18,7 @@ import * as FileAccess from "../files/FileAccess.js"
 import * as ToolRegistryLive from "../registry/ToolRegistryLive.js"
 
 /** Lines returned when no limit is given. */
-export const defaultLimit = 2000
+const defaultLimit = 2000
 
 /** Lines longer than this are cut. */
 export const maxLineLength = 2000
@@ -27,10 +27,10 @@ export const maxLineLength = 2000
 export const maxBytes = 256 * 1024
 
 /** The largest image returned (its base64 form stays under the API's 5 MB). */
-export const maxImageBytes = 3_750_000
+const maxImageBytes = 3_750_000
 
 /** Image extensions returned as image blocks, with their media types. */
-export const imageTypes: Readonly<Record<string, string>> = {
+const imageTypes: Readonly<Record<string, string>> = {
   ".png": "image/png",
   ".jpg": "image/jpeg",
   ".jpeg": "image/jpeg",
@@ -47,20 +47,20 @@ const binaryExtensions = new Set(
 )
 
 /** The note returned for an empty file. */
-export const emptyFileNote = "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>"
+const emptyFileNote = "<system-reminder>Warning: the file exists but the contents are empty.</system-reminder>"
 
 /** The error for a text file too large to read whole. */
-export const tooLargeMessage = (size: number): string =>
+const tooLargeMessage = (size: number): string =>
   `File content (${FileAccess.formatSize(size)}) exceeds maximum allowed size (256 KB). Please use offset and limit ` +
   "parameters to read specific portions of the file, or use the Grep tool to search for specific content."
 
 /** The error for a binary file. */
-export const binaryMessage = (path: string): string =>
+const binaryMessage = (path: string): string =>
   `Cannot read binary file: ${path}. Read only returns text files and images (png, jpg, gif, webp); inspect other ` +
   "files with Bash (e.g. `file`, `xxd | head`)."
 
 /** The error for a directory. */
-export const directoryMessage = (path: string): string =>
+const directoryMessage = (path: string): string =>
   `${path} is a directory, not a file. Use the Glob tool (or Bash ls) to list its contents.`
 
 /** Read refused the file (missing, a directory, binary, too large); the message is meant for the model. */

@@ -6,7 +6,7 @@ import * as Tool from "../../domain/Tool.js"
 import * as ToolRegistryLive from "../registry/ToolRegistryLive.js"
 
 /** The most a single Sleep may wait. */
-export const maxDurationMs = 600_000
+const maxDurationMs = 600_000
 
 const Input = Schema.Struct({
   duration_ms: Schema.Number.pipe(Schema.int(), Schema.between(0, maxDurationMs)).annotations({

@@ -37,7 +37,7 @@ type Output = typeof Output.Type
 export const todosKey = Tool.stateKey<ReadonlyArray<Todo>>("armature/todos", [])
 
 /** The resource every TodoWrite call writes, so a result cache only forgets what depends on the list. */
-export const todosResource: Tool.Resource = { key: "session:todos", access: "write" }
+const todosResource: Tool.Resource = { key: "session:todos", access: "write" }
 
 const description = `Creates and updates the task list of the current session.
 

@@ -13,7 +13,7 @@ import * as ToolRegistryLive from "../registry/ToolRegistryLive.js"
 export const discoveredToolsKey = DeferredTools.discoveredToolsKey
 
 /** The result when nothing matches. */
-export const noMatchText = "No matching deferred tools found"
+const noMatchText = "No matching deferred tools found"
 
 const Input = Schema.Struct({
   query: Schema.String.annotations({

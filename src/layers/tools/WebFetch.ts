@@ -13,16 +13,16 @@ import * as Vendored from "../platform/Vendored.js"
 import * as ToolRegistryLive from "../registry/ToolRegistryLive.js"
 
 /** The most redirects followed for one fetch. */
-export const maxRedirects = 10
+const maxRedirects = 10
 
 /** The most bytes of a body read (10 MiB); the rest is not downloaded. */
 export const maxBodyBytes = 10 * 1024 * 1024
 
 /** The time limit of one fetch, redirects and body included. */
-export const defaultTimeout = Duration.seconds(30)
+const defaultTimeout = Duration.seconds(30)
 
 /** The longest URL accepted. */
-export const maxUrlLength = 2000
+const maxUrlLength = 2000
 
 const Input = Schema.Struct({
   url: Schema.String.annotations({
@@ -108,7 +108,7 @@ export const isPermittedRedirect = (from: URL, to: URL): boolean =>
 const parseUrl = (url: string): URL | undefined => (URL.canParse(url) ? new URL(url) : undefined)
 
 /** Checks the URL before anything is fetched. */
-export const checkUrl = (url: string): Effect.Effect<URL, ToolValidationError> => {
+const checkUrl = (url: string): Effect.Effect<URL, ToolValidationError> => {
   if (url.length > maxUrlLength) {
     return Effect.fail(
       new ToolValidationError({ message: `URL is too long (${url.length} characters; the limit is ${maxUrlLength})` })
@@ -141,7 +141,7 @@ const converter = (): TurndownService => {
 }
 
 /** Turns HTML into Markdown. */
-export const htmlToMarkdown = (html: string): string => converter().turndown(html)
+const htmlToMarkdown = (html: string): string => converter().turndown(html)
 
 const mimeOf = (contentType: string): string => contentType.split(";")[0].trim().toLowerCase()
 
@@ -207,11 +207,11 @@ const describe = (error: HttpClientError.HttpClientError): string => {
 }
 
 /** The result text of a cross-host redirect. */
-export const redirectText = (r: { original_url: string; redirect_url: string; status: number; status_text: string }) =>
+const redirectText = (r: { original_url: string; redirect_url: string; status: number; status_text: string }) =>
   `REDIRECT DETECTED: The URL redirects to a different host.\n\nOriginal URL: ${r.original_url}\nRedirect URL: ${r.redirect_url}\nStatus: ${r.status} ${r.status_text}\n\nThe redirect was not followed. To fetch the content, call WebFetch again with the redirect URL.`
 
 /** The result text of a fetched page. */
-export const pageText = (p: Omit<typeof Page.Type, "_tag">, capBytes: number = maxBodyBytes): string => {
+const pageText = (p: Omit<typeof Page.Type, "_tag">, capBytes: number = maxBodyBytes): string => {
   const header = [
     `URL: ${p.final_url}`,
     ...(p.final_url === p.url ? [] : [`Redirected from: ${p.url}`]),
@@ -372,7 +372,7 @@ export const layerWith = (options: Options = {}) => ToolRegistryLive.register(ma
  * Node's undici HTTP client, loaded (with its connection pool) on the first request rather than when the engine is
  * built: undici is a megabyte of code that most sessions never use.
  */
-export const lazyUndici: Layer.Layer<HttpClient.HttpClient> = Layer.scoped(
+const lazyUndici: Layer.Layer<HttpClient.HttpClient> = Layer.scoped(
   HttpClient.HttpClient,
   Effect.gen(function* () {
     const scope = yield* Effect.scope

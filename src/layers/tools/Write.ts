@@ -20,7 +20,7 @@ const Input = Schema.Struct({
 export type Input = typeof Input.Type
 
 /** The result for a new file. */
-export const createdMessage = (path: string): string => `File created successfully at: ${path}`
+const createdMessage = (path: string): string => `File created successfully at: ${path}`
 
 /** The result for an overwritten file. */
 export const updatedMessage = (path: string): string => `The file ${path} has been updated successfully.`
