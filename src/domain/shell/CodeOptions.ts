@@ -15,20 +15,28 @@ interface CodeOptionTable {
   readonly words?: ReadonlyArray<string>
   /** `-o KEY=VALUE` options whose key names a command (ssh). */
   readonly configKeys?: RegExp
+  /** Operands that give the program code to run (`make SHELL=CMD`: the shell its recipes run in). */
+  readonly assignments?: RegExp
 }
 
-const sshKeys = /^(proxycommand|localcommand|permitlocalcommand|knownhostscommand|remotecommand)\b/i
+/** ssh options naming a program it runs or a library it loads (`PKCS11Provider`, `XAuthLocation`, `Include`). */
+const sshKeys =
+  /^(proxycommand|localcommand|permitlocalcommand|knownhostscommand|remotecommand|pkcs11provider|securitykeyprovider|xauthlocation|include)\b/i
+/** make variables that choose the shell recipes run in, or add options (`MAKEFLAGS=--eval=…`). */
+const makeVariables = /^(SHELL|\.SHELLFLAGS|MAKEFLAGS|MFLAGS|GNUMAKEFLAGS|MAKESHELL)\s*[:+?!]?=/
+
+const awkOptions: CodeOptionTable = { long: ["file", "exec", "include", "load"], short: "fEil" }
 
 const tables: Readonly<Record<string, CodeOptionTable>> = {
   "git grep": { long: ["open-files-in-pager"], short: "O" },
   sed: { long: ["file"], short: "f" },
   gsed: { long: ["file"], short: "f" },
-  make: { long: ["eval"], short: "E" },
-  gmake: { long: ["eval"], short: "E" },
-  ssh: { short: "F", configKeys: sshKeys },
-  scp: { short: "FS", configKeys: sshKeys },
-  sftp: { short: "FS", configKeys: sshKeys },
-  rg: { long: ["pre"] },
+  make: { long: ["eval"], short: "E", assignments: makeVariables },
+  gmake: { long: ["eval"], short: "E", assignments: makeVariables },
+  ssh: { short: "FI", configKeys: sshKeys },
+  scp: { short: "FSD", configKeys: sshKeys },
+  sftp: { short: "FSD", configKeys: sshKeys },
+  rg: { long: ["pre", "hostname-bin"] },
   find: { words: ["-exec", "-execdir", "-ok", "-okdir"] },
   tar: {
     long: [
@@ -45,7 +53,12 @@ const tables: Readonly<Record<string, CodeOptionTable>> = {
   rsync: { long: ["rsh", "rsync-path"], short: "e" },
   sort: { long: ["compress-program"] },
   man: { long: ["pager", "html"], short: "PH" },
-  zip: { long: ["unzip-command"], words: ["-TT"] }
+  zip: { long: ["unzip-command"], words: ["-TT"] },
+  // a program file (`-f`, gawk's `-E`, `-i`) or a shared library (`-l`): code the rule does not see
+  awk: awkOptions,
+  gawk: awkOptions,
+  mawk: awkOptions,
+  nawk: awkOptions
 }
 
 /** The table for a command's words, and where its own arguments start (`git grep` after git's options). */
@@ -69,6 +82,7 @@ export const codeRunningOption = (argv: ReadonlyArray<string>): string | undefin
     const word = argv[at]
     if (word === "--") return undefined
     if (table.words?.includes(word) === true) return word
+    if (table.assignments?.test(word) === true) return word.split("=")[0]
     if (word.startsWith("--")) {
       const name = word.slice(2).split("=")[0]
       if (name.length >= 2 && (table.long ?? []).some((long) => long.startsWith(name))) return word.split("=")[0]

@@ -69,6 +69,12 @@ export interface CommandEffect {
    * (`git diff`, `git show`, `git grep`): a Read rule applies to them only when git stores a path of the rule.
    */
   readonly tracked?: boolean | undefined
+  /**
+   * Outside a git repository the command fails before reading anything (`git grep` without `--no-index`: git
+   * stops with "not a git repository" unless `grep.fallbackToNoIndex` is set): the directory git runs in, relative
+   * to the command's (`-C DIR`, else `.`).
+   */
+  readonly repositoryOnly?: string | undefined
   /** What a searcher leaves out of the trees it walks (`rg` skips hidden and gitignored files by default). */
   readonly skips?: Skips | undefined
 }

@@ -23,6 +23,11 @@ export interface LinkFollowing {
   readonly bareCluster?: boolean
   /** What following a link does: reads through it, or changes what it points to (`chown -RL`). */
   readonly access: "read" | "write"
+  /**
+   * An environment variable naming a configuration file whose options the command adds to its own
+   * (`RIPGREP_CONFIG_PATH` may hold `--follow`): set, the command may follow links whatever its words say.
+   */
+  readonly config?: string
 }
 
 const recursive = { short: "rR", long: ["--recursive"] }
@@ -47,7 +52,7 @@ export const linkFollowing: ReadonlyMap<string, LinkFollowing> = new Map<string,
   ["grep", { short: "R", long: ["--dereference-recursive"], access: "read" }],
   ["egrep", { short: "R", long: ["--dereference-recursive"], access: "read" }],
   ["fgrep", { short: "R", long: ["--dereference-recursive"], access: "read" }],
-  ["rg", { short: "L", long: ["--follow"], access: "read" }],
+  ["rg", { short: "L", long: ["--follow"], access: "read", config: "RIPGREP_CONFIG_PATH" }],
   ["ag", { short: "f", long: ["--follow"], access: "read" }],
   ["ack", { long: ["--follow"], access: "read" }],
   ["fd", { short: "L", long: ["--follow"], access: "read" }],
@@ -100,4 +105,27 @@ export const followsLinks = (
     (entry.long !== undefined && hasLong(values, entry.long)) ||
     (entry.words ?? []).some((w) => values.includes(w))
   return follows ? entry.access : undefined
+}
+
+/** How a command that walks trees without following the links inside them can still be made to follow them. */
+export interface KeptLinks {
+  /** The environment variable naming a configuration file that may add a link-following option. */
+  readonly config?: string | undefined
+}
+
+/**
+ * For a command this table describes that, as its words say, does not follow the symbolic links it meets inside
+ * the trees it walks (`cp -r` and `cp -a` copy them as links, `grep -r` and `rg` skip them): what can still make it
+ * follow them (a configuration variable). Undefined when it follows them, is not described, or a word is only
+ * known at run time. A link named on the command line is another matter (`grep -r x link` follows it): the caller
+ * resolves operands through their links.
+ */
+export const keepsLinks = (
+  name: string,
+  args: ReadonlyArray<{ readonly value: string; readonly literal: boolean }>
+): KeptLinks | undefined => {
+  const entry = linkFollowing.get(name)
+  if (entry === undefined || args.some((a) => !a.literal)) return undefined
+  if (followsLinks(name, args) !== undefined) return undefined
+  return entry.config === undefined ? {} : { config: entry.config }
 }

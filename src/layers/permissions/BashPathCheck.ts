@@ -43,4 +43,6 @@ export interface BashPathCheck {
   readonly changesTree: boolean
   /** Writes whose target an earlier command of the line may have replaced (`mv a h && cp x h/y`). */
   readonly afterChange: ReadonlyArray<ShellPaths.ChangedWrite>
+  /** Reads whose path an earlier command of the line may have replaced (`cp -r tree c && cat c/link/key`). */
+  readonly readAfterChange: ReadonlyArray<ShellPaths.ChangedWrite>
 }

@@ -41,6 +41,8 @@ export const prepareBash = (options: {
   readonly home: string
   readonly deny: ReadonlyArray<PermissionRule.Rule>
   readonly ask: ReadonlyArray<PermissionRule.Rule>
+  /** Every command of the line is known and read-only (it sets no variable, creates no repository). */
+  readonly readOnly?: boolean | undefined
 }): Effect.Effect<
   { readonly paths: ReadonlyArray<PreparedPath>; readonly check: BashPathCheck },
   never,
@@ -90,15 +92,29 @@ export const prepareBash = (options: {
               // A pathspec outside any repository (`:/secrets`, git's magic for the top, read as `/secrets`) is
               // still one of the repository the command runs in: what that one stores counts.
               const named = GitStored.nearestDirectory(p.forms[0] ?? p.given)
+              // `git grep` run outside any repository fails before reading anything (a read-only line cannot
+              // create one first); git itself says whether its directory is outside one and it would not fall back.
+              if (
+                p.repositoryOnly !== undefined &&
+                options.readOnly === true &&
+                GitStored.failsOutsideRepository(GitStored.nearestDirectory(p.repositoryOnly))
+              )
+                return { ...p, stored: [] }
               const dir = GitStored.topLevel(named) === undefined ? options.cwd : named
               if (!storedByDir.has(dir)) storedByDir.set(dir, GitStored.storedPaths(dir))
               const stored = storedByDir.get(dir)
               return { ...p, stored: p.listed === undefined ? stored : listedStored(p.listed, dir, stored) }
             }
             if (!p.recursive || unknownWrite || p.forms.length !== 1 || writtenAround(p.forms[0])) return p
+            // Links inside the tree are kept as links unless a configuration file the line or the process may
+            // name adds an option that follows them (`RIPGREP_CONFIG_PATH`).
+            const kept =
+              p.keepsLinks !== undefined &&
+              (p.keepsLinks.config === undefined ||
+                (options.readOnly === true && process.env[p.keepsLinks.config] === undefined))
             return {
               ...p,
-              present: TreeReach.reachable(p.forms[0], p.skips, covered, budget, p.listed?.split === true)
+              present: TreeReach.reachable(p.forms[0], p.skips, covered, budget, p.listed?.split === true, !kept)
             }
           })
         : resolved.paths
@@ -109,7 +125,8 @@ export const prepareBash = (options: {
         unresolved: resolved.unresolved,
         rules,
         changesTree: writes,
-        afterChange: resolved.afterChange
+        afterChange: resolved.afterChange,
+        readAfterChange: resolved.readAfterChange
       }
     }
   })
@@ -246,6 +263,16 @@ export const bashPathRules: Stage = (call) => {
     }
   }
   if (ask !== undefined) return ask
+  // A read through what an earlier command of the line may have replaced (a link it copied, moved or made) may
+  // lead anywhere: the user's Read rules cannot be checked.
+  const changed = check.readAfterChange[0]
+  if (changed !== undefined && check.rules.some((r) => r.access === "read" && !builtIn(r))) {
+    return {
+      step: "bashPaths",
+      outcome: "ask",
+      reason: `Bash reading ${changed.given} needs approval: ${changed.by} earlier on the line may have replaced what it names (with a link that leads anywhere), so the Read rules cannot be checked`
+    }
+  }
   // A path only known at run time is checked against the user's rules; the built-in secret protection asks only
   // about secret files the line names or reaches, and the user's allow rules win over a guessed operand.
   const unknown = check.unresolved.find((u) =>

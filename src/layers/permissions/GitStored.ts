@@ -66,6 +66,35 @@ const locate = (dir: string): Location | undefined => {
   return location
 }
 
+/**
+ * True when git, run in `dir`, says it is not in a repository (and `grep.fallbackToNoIndex` is not set, which would
+ * make `git grep` search the directory anyway). Any other failure (git missing, too slow, an unsafe repository)
+ * gives false: the caller then keeps its conservative answer.
+ */
+export const failsOutsideRepository = (dir: string): boolean => {
+  const run = ChildProcess.spawnSync("git", [...safeConfig, "rev-parse", "--git-dir"], {
+    cwd: dir,
+    encoding: "utf8",
+    timeout,
+    stdio: ["ignore", "ignore", "pipe"],
+    env: { ...process.env, GIT_TERMINAL_PROMPT: "0", GIT_OPTIONAL_LOCKS: "0" }
+  })
+  if (run.status !== 128 || !/not a git repository/i.test(run.stderr ?? "")) return false
+  const fallback = ChildProcess.spawnSync(
+    "git",
+    [...safeConfig, "config", "--bool", "--get", "grep.fallbackToNoIndex"],
+    {
+      cwd: dir,
+      encoding: "utf8",
+      timeout,
+      stdio: ["ignore", "pipe", "ignore"],
+      env: { ...process.env, GIT_TERMINAL_PROMPT: "0", GIT_OPTIONAL_LOCKS: "0" }
+    }
+  )
+  // Exit status 1: the key is not set anywhere git looks.
+  return fallback.status === 1 && (fallback.stdout ?? "").trim() === ""
+}
+
 /** The repository's top directory for a directory, or undefined when it is not in one. */
 export const topLevel = (dir: string): string | undefined => locate(dir)?.top
 

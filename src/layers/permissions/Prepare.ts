@@ -47,7 +47,13 @@ export const prepare = (options: PrepareOptions) =>
     const bash =
       analysis === undefined
         ? undefined
-        : yield* prepareBash({ steps: analysis.pathSteps ?? [], cwd, home, ...options.rules })
+        : yield* prepareBash({
+            steps: analysis.pathSteps ?? [],
+            cwd,
+            home,
+            ...options.rules,
+            readOnly: analysis.readOnly
+          })
     const paths =
       bash?.paths ??
       (yield* Effect.forEach(target._tag === "Paths" ? target.paths : [], (p) =>

@@ -20,6 +20,58 @@ const stringField = (input: unknown, key: string): string | undefined => {
 }
 
 /**
+ * Where each alternative of a Glob pattern walks (braces expanded first: `{/etc,src}/*` walks /etc and src). A `..`
+ * after a wildcard (`*\/../../x`) may climb anywhere: the walk counts as starting at `/`.
+ */
+export const globRoots = (pattern: string): ReadonlyArray<string> => {
+  const roots = new Set<string>()
+  for (const alternative of expandBraces(pattern, 64)) {
+    const segments = alternative.split("/")
+    const wild = segments.findIndex((s) => /[*?[\]{}()!+@]/.test(s) || s.includes("\\"))
+    if (wild !== -1 && segments.slice(wild).includes("..")) {
+      roots.add("/")
+      continue
+    }
+    const root = globRoot(alternative)
+    if (root !== undefined) roots.add(root)
+  }
+  return [...roots]
+}
+
+/** Bash-like brace expansion of a Glob pattern, at most `limit` alternatives (past it, the pattern as written). */
+const expandBraces = (pattern: string, limit: number): ReadonlyArray<string> => {
+  const open = pattern.indexOf("{")
+  if (open === -1) return [pattern]
+  let depth = 0
+  const commas: Array<number> = []
+  let close = -1
+  for (let i = open; i < pattern.length; i++) {
+    const c = pattern[i]
+    if (c === "\\") {
+      i++
+      continue
+    }
+    if (c === "{") depth++
+    else if (c === "}" && --depth === 0) {
+      close = i
+      break
+    } else if (c === "," && depth === 1) commas.push(i)
+  }
+  if (close === -1 || commas.length === 0) return [pattern]
+  const head = pattern.slice(0, open)
+  const tail = pattern.slice(close + 1)
+  const parts = [open, ...commas].map((at, k) => pattern.slice(at + 1, k < commas.length ? commas[k] : close))
+  const out: Array<string> = []
+  for (const part of parts) {
+    for (const expanded of expandBraces(`${head}${part}${tail}`, limit)) {
+      out.push(expanded)
+      if (out.length > limit) return ["/"]
+    }
+  }
+  return out
+}
+
+/**
  * The directory a glob pattern starts from when it is not the searched directory itself: its literal leading
  * segments (`/etc/*` → `/etc`, `../*` → `..`, `src/**` → `src`); undefined when the pattern starts with a wildcard. A
  * `~` is not expanded by Glob, so it is a directory named `~` like any other.
@@ -57,9 +109,11 @@ export const targetOf = (tool: Tool.Any, input: unknown): Target => {
     case "Glob": {
       // The pattern's literal leading directories are where Glob walks: `/etc/*` lists /etc, `../*` the parent.
       const dir = stringField(input, "path") ?? "."
-      const root = globRoot(stringField(input, "pattern") ?? "")
-      if (root === undefined) return { _tag: "Paths", paths: [dir] }
-      return { _tag: "Paths", paths: [dir, Path.isAbsolute(root) || dir === "." ? root : Path.join(dir, root)] }
+      const roots = globRoots(stringField(input, "pattern") ?? "")
+      return {
+        _tag: "Paths",
+        paths: [dir, ...roots.map((root) => (Path.isAbsolute(root) || dir === "." ? root : Path.join(dir, root)))]
+      }
     }
     case "Grep":
     case "LS":

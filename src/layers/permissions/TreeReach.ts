@@ -4,8 +4,10 @@
  * (`Read(**\/.env)` and any directory) counts only when it does. A searcher that leaves out hidden files (`rg`)
  * is walked without them, and one that leaves out gitignored files has those removed as git says; one given a name
  * filter (`rg -g '*.js'`) reaches only the files the filter passes. For names xargs splits at blanks (`split`), a
- * name holding a blank or a quote makes the answer unknown. Undefined when
- * the walk cannot tell: too many entries, or a symlinked directory (whose contents may be anywhere).
+ * name holding a blank or a quote makes the answer unknown. A command known to keep the links inside the tree as
+ * links (`cp -r`, `grep -r`, `rg` without `-L`) reads nothing through them: a link is then only a name (still counted
+ * when a rule covers it). Undefined when the walk cannot tell: too many entries, or a symlinked directory met by a
+ * command that may follow it (its contents may be anywhere).
  */
 import * as Fs from "node:fs"
 import type { Skips } from "../../domain/shell/CommandEffect.js"
@@ -29,7 +31,8 @@ export const reachable = (
   skips: Skips | undefined,
   wanted: (path: string) => boolean,
   budget: Budget,
-  split = false
+  split = false,
+  followsLinks = true
 ): ReadonlyArray<string> | undefined => {
   const found: Array<string> = []
   let otherIgnores = false
@@ -59,6 +62,10 @@ export const reachable = (
       if (split && /[\s'"\\]/.test(entry.name)) return undefined
       const path = `${dir === "/" ? "" : dir}/${entry.name}`
       if (entry.isSymbolicLink()) {
+        if (!followsLinks) {
+          if (wanted(path) && passes(path)) found.push(path)
+          continue
+        }
         try {
           if (Fs.statSync(path).isDirectory()) return undefined
         } catch {}

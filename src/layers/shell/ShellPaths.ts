@@ -58,6 +58,16 @@ export interface BashPath {
   readonly listed?: Listed | undefined
   /** The index of the line's step (a command or a redirection, in order) that names it. */
   readonly step?: number | undefined
+  /**
+   * A tree the command walks without following the symbolic links inside it (`cp -r`, `grep -r`, `rg`): what those
+   * links point to is not read (see LinkFollowing.keepsLinks).
+   */
+  readonly keepsLinks?: LinkFollowing.KeptLinks | undefined
+  /**
+   * Read by a command that fails outside a git repository before reading anything (`git grep`): the directory it
+   * runs in (its repository, if any, is the one that counts).
+   */
+  readonly repositoryOnly?: string | undefined
 }
 
 /** How the names a lister prints reach the command `xargs` runs. */
@@ -83,6 +93,8 @@ export interface BashPaths {
   readonly unresolved: ReadonlyArray<UnresolvedPath>
   /** Writes whose target an earlier command of the line may have replaced (see TreeChanges.ts). */
   readonly afterChange: ReadonlyArray<TreeChanges.ChangedWrite>
+  /** Reads of contents whose path an earlier command of the line may have replaced (a new link may lead anywhere). */
+  readonly readAfterChange: ReadonlyArray<TreeChanges.ChangedWrite>
 }
 
 /** What resolution needs besides the line. */
@@ -173,7 +185,13 @@ export const resolve = (
           const absolute: Expansion.Template = text.startsWith("/")
             ? expanded.template
             : [{ _tag: "Text", text: `${dir}/`, quoted: true }, ...expanded.template]
-          pending.push([absolute, access, recursive, follows, tracked, dotglob, { ...extra, step: stepIndex }])
+          // The directory a repository-only command runs in, from the one it is started in.
+          const { repositoryOnly, ...rest } = extra ?? {}
+          const runs =
+            repositoryOnly === undefined || dir === undefined
+              ? {}
+              : { repositoryOnly: Path.resolve(dir, repositoryOnly) }
+          pending.push([absolute, access, recursive, follows, tracked, dotglob, { ...rest, ...runs, step: stepIndex }])
         }
       }
     }
@@ -189,7 +207,7 @@ export const resolve = (
     ) =>
       Effect.gen(function* () {
         const skips = extra?.skips
-        const key = `${extra?.step ?? ""}:${access}${recursive ? "+" : ""}${tracked ? "t" : ""}${extra?.implicit === true ? "i" : ""}${extra?.guessed === true ? "g" : ""}${extra?.redirect === true ? "r" : ""}${extra?.listed === undefined ? "" : "l"}${follows === undefined ? "" : `>${follows.access}`}\0${raw}`
+        const key = `${extra?.step ?? ""}:${access}${recursive ? "+" : ""}${tracked ? "t" : ""}${extra?.implicit === true ? "i" : ""}${extra?.guessed === true ? "g" : ""}${extra?.redirect === true ? "r" : ""}${extra?.listed === undefined ? "" : "l"}${extra?.keepsLinks === undefined ? "" : `k${extra.keepsLinks.config ?? ""}`}${extra?.repositoryOnly === undefined ? "" : `o${extra.repositoryOnly}`}${follows === undefined ? "" : `>${follows.access}`}\0${raw}`
         if (glob === undefined && seen.has(key)) return
         seen.add(key)
         const normalized = Path.resolve(raw)
@@ -211,7 +229,9 @@ export const resolve = (
           ...(extra?.guessed === true ? { guessed: true } : {}),
           ...(extra?.redirect === true ? { redirect: true } : {}),
           ...(extra?.listed === undefined ? {} : { listed: extra.listed }),
-          ...(extra?.step === undefined ? {} : { step: extra.step })
+          ...(extra?.step === undefined ? {} : { step: extra.step }),
+          ...(extra?.keepsLinks === undefined ? {} : { keepsLinks: extra.keepsLinks }),
+          ...(extra?.repositoryOnly === undefined ? {} : { repositoryOnly: extra.repositoryOnly })
         })
         // A tree walked through its links: what lies under it may be anywhere. Only a path known to be a regular
         // file is exempt (one that does not exist yet may be a directory by the time the command runs).
@@ -306,7 +326,11 @@ export const resolve = (
     for (const [absolute, access, recursive, follows, tracked, dots, extra] of pending) {
       yield* addExpanded(absolute, access, recursive, follows, tracked, dots, extra)
     }
-    return { ...out, afterChange: TreeChanges.afterChanges(steps, out.paths) }
+    return {
+      ...out,
+      afterChange: TreeChanges.afterChanges(steps, out.paths),
+      readAfterChange: TreeChanges.readsAfterChanges(steps, out.paths)
+    }
 
     function commandDirectories(step: Extract<PathStep, { _tag: "Command" }>, current: ReadonlyArray<Directory>) {
       if (step.chdirUnknown !== undefined) return [undefined]
@@ -366,6 +390,9 @@ interface Extra {
   readonly redirect?: boolean | undefined
   readonly listed?: Listed | undefined
   readonly step?: number | undefined
+  readonly keepsLinks?: LinkFollowing.KeptLinks | undefined
+  /** Relative to the command's directory until `addTemplate` resolves it against each directory. */
+  readonly repositoryOnly?: string | undefined
 }
 
 type AddTemplate = (
@@ -429,6 +456,17 @@ const addCommand = (
     words.slice(1).map((w) => w.arg)
   )
   const follows: Follows | undefined = through === undefined ? undefined : { command: name, access: through }
+  const kept =
+    effect.known && recursive
+      ? LinkFollowing.keepsLinks(
+          name,
+          words.slice(1).map((w) => w.arg)
+        )
+      : undefined
+  const walk = {
+    ...(kept === undefined ? {} : { keepsLinks: kept }),
+    ...(effect.repositoryOnly === undefined ? {} : { repositoryOnly: effect.repositoryOnly })
+  }
   // Operands and implicit reads of a command that reads only names, or only what git stores; an option's value
   // naming a file is read for its contents.
   const readAccess = (o?: CommandEffect.PathOperand): Access =>
@@ -449,7 +487,8 @@ const addCommand = (
     const template = Expansion.dropPrefix(word.template, prefix) ?? [{ _tag: "Opaque", text: word.arg.value }]
     add(template, dirs, access, recursiveRead, via, access === "read" && tracked(o), {
       skips: effect.skips,
-      guessed: !effect.known
+      guessed: !effect.known,
+      ...(access === "write" ? {} : walk)
     })
   }
   // The trees a link-following command walks are its sources (reads); `chown -RL` changes what its operands hold.
@@ -471,7 +510,8 @@ const addCommand = (
   for (const o of effect.writes) operand(o, "write", false, follows?.access === "write" ? follows : undefined)
   for (const implicit of effect.implicitReads ?? [])
     add([{ _tag: "Text", text: implicit, quoted: true }], dirs, readAccess(), true, walked("read"), tracked(), {
-      skips: effect.skips
+      skips: effect.skips,
+      ...walk
     })
   for (const file of effect.implicitWrites ?? []) {
     const text = file.startsWith("~/") ? `${env.home}/${file.slice(2)}` : file

@@ -12,7 +12,9 @@
  *   `git switch`, `git restore`, `git stash`, `git reset`, …): anything may be replaced, every later write counts.
  *
  * `mkdir`, `touch` and `rm` create directories or files, or remove entries: no later path leads through a new link.
- * The caller asks about each write found (in every mode: see SafetyPaths).
+ * The caller asks about each write found (in every mode: see SafetyPaths). The reads found the same way
+ * (`cp -r tree c && cat c/link/key`, where `tree/link` points into `secrets/`) read wherever such a link leads: the
+ * caller treats them as paths only known at run time under Read rules (see BashPaths).
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"
@@ -105,6 +107,18 @@ const within = (path: string, prefix: string): boolean =>
 export const afterChanges = (
   steps: ReadonlyArray<PathStep>,
   paths: ReadonlyArray<StepPath>
+): ReadonlyArray<ChangedWrite> => changesOf(steps, paths, "write")
+
+/** The reads of contents the line makes after a command that may replace what they name. */
+export const readsAfterChanges = (
+  steps: ReadonlyArray<PathStep>,
+  paths: ReadonlyArray<StepPath>
+): ReadonlyArray<ChangedWrite> => changesOf(steps, paths, "read")
+
+const changesOf = (
+  steps: ReadonlyArray<PathStep>,
+  paths: ReadonlyArray<StepPath>,
+  access: "read" | "write"
 ): ReadonlyArray<ChangedWrite> => {
   const changed: Array<ChangedWrite> = []
   /** Prefixes an earlier step may have replaced, with the step's program. */
@@ -119,7 +133,7 @@ export const afterChanges = (
     }
     const own = paths.filter((p) => p.step === index)
     for (const path of own) {
-      if (path.access !== "write") continue
+      if (path.access !== access) continue
       const by = anything ?? replaced.find((r) => path.forms.some((form) => within(form, r.prefix)))?.by
       if (by !== undefined) changed.push({ given: path.given, by })
     }

@@ -42,16 +42,18 @@ const cases: ReadonlyArray<readonly [string, Rules, PermissionBehavior]> = [
   ["diff <(cat secrets/key.pem) x", secrets, "deny"],
   ["git show HEAD:secrets/key.pem", secrets, "deny"],
   ["git log -p", secrets, "ask"],
-  ["git grep PRIVATE", secrets, "ask"],
+  // The fixture's `.git/` holds no repository: `git grep` stops with "not a git repository" before reading anything
+  // (GitGrepOutsideRepository.test.ts has the twins in a real repository).
+  ["git grep PRIVATE", secrets, "allow"],
+  ["git grep PRIVATE HEAD", secrets, "allow"],
+  ["git grep -e PRIVATE main", secrets, "allow"],
+  ["git grep --no-index PRIVATE", secrets, "ask"],
   // git commands that can print committed objects read the repository's history, which a Read deny rule matches
   ...[
     "git cat-file -p HEAD:secrets/key.pem",
     "git cat-file blob 1234abcd",
     "git show 1234abcd",
     "git show HEAD~1",
-    "git grep PRIVATE HEAD",
-    "git grep --cached PRIVATE -- src",
-    "git grep -e PRIVATE main",
     "git log -p HEAD~1 -1",
     "git log --all -p HEAD~1 -1",
     "git log -L1,5:src/a.ts HEAD",

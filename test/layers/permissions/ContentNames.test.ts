@@ -169,6 +169,9 @@ layer(base)("git's configuration files are read by git config", (it) => {
       expect(yield* decide("git config --local -l", rules)).toBe("allow")
       expect(yield* decide("git config -l", { deny: [] })).toBe("allow")
       expect(yield* decide("git config --blob HEAD:secrets/api.key -l")).toBe("deny")
+      // `git var -l` prints every configuration variable after git's own (round 3); `git var GIT_EDITOR` does not
+      expect(yield* decide("git var -l", rules)).toBe("deny")
+      expect(yield* decide("git var GIT_EDITOR", rules)).toBe("allow")
     })
   )
 })

@@ -153,7 +153,12 @@ layer(base)("rule scope, devices and protected paths for the file tools (issue 2
           FastCheck.constantFrom("../*", "../../**", "src/../../*", "../proj/../*"),
           FastCheck.constantFrom(undefined, ".")
         ),
-        FastCheck.tuple(FastCheck.constantFrom("../../*", "a/../../../**"), FastCheck.constant("src"))
+        FastCheck.tuple(FastCheck.constantFrom("../../*", "a/../../../**"), FastCheck.constant("src")),
+        // braces hold an absolute or upward alternative; a `..` after a wildcard may climb anywhere (round 3)
+        FastCheck.tuple(
+          FastCheck.constantFrom("{/etc,src}/*", "{src,../..}/*", "{a,/etc/x}*/*", "{a,{b,/usr/lib}}/**", "*/../../*"),
+          FastCheck.constantFrom(undefined, ".")
+        )
       ),
       FastCheck.constantFrom<PermissionMode>("default", "acceptEdits")
     ],
@@ -167,7 +172,16 @@ layer(base)("rule scope, devices and protected paths for the file tools (issue 2
 
   it.effect("Glob patterns that stay inside keep their allow (wildcards first, literal subdirectories, ./)", () =>
     Effect.gen(function* () {
-      for (const pattern of ["**/*.ts", "src/**/*.ts", "./src/*", "*.json", "src/../*", "**/.env*"]) {
+      for (const pattern of [
+        "**/*.ts",
+        "src/**/*.ts",
+        "./src/*",
+        "*.json",
+        "src/../*",
+        "**/.env*",
+        "**/*.{ts,tsx}",
+        "{src,test}/**/*.ts"
+      ]) {
         expect(yield* decide({ tool: "Glob", input: { pattern } })).toMatchObject({ behavior: "allow" })
       }
       expect(yield* decide({ tool: "Glob", input: { pattern: "*", path: "/etc" } })).toMatchObject({ behavior: "ask" })

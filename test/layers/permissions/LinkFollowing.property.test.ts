@@ -3,7 +3,8 @@
  * `tar -h`, `zip -r`, `grep -R`, `rg -L`, `find -L`, `du -L`, `diff -r`, …) reads wherever those links point, which
  * only the file system knows at run time. Whatever the spelling, such a call on a directory is never allowed by
  * acceptEdits mode, by being read-only, by a prefix rule, or past a Read deny rule under a tool-wide allow; the same
- * commands without link following (or on a regular file) keep their allow.
+ * commands without link following (or on a regular file) keep their allow — also under a Read deny rule covering
+ * what the links lead to, since `cp -r`/`cp -a` copy a link as a link and `grep -r`/`rg` skip the links they meet.
  */
 import * as Fs from "node:fs"
 import { afterAll, expect, layer } from "@effect/vitest"
@@ -82,7 +83,60 @@ const safe = FastCheck.constantFrom(
   "ls -R tree"
 )
 
+/** Walks that keep the links inside the tree as links (or skip them): what the links lead to is not read. */
+const keeping = FastCheck.constantFrom(
+  (d: string) => `cp -r ${d} copy`,
+  (d: string) => `cp -R ${d} copy`,
+  (d: string) => `cp -a ${d} copy`,
+  (d: string) => `cp --recursive ${d} copy`,
+  (d: string) => `cp -rP ${d} copy`,
+  (d: string) => `cp -r -t copy ${d}`,
+  (d: string) => `grep -r secret ${d}`,
+  (d: string) => `grep -rn secret ${d}`,
+  (d: string) => `grep --recursive secret ${d}`,
+  (d: string) => `grep -d recurse secret ${d}`,
+  (d: string) => `rg secret ${d}`,
+  (d: string) => `rg -uu secret ${d}`,
+  (d: string) => `cd ${d} && grep -r secret`,
+  (d: string) => `cd ${d} && rg secret`
+)
+
+/** The same walks made to follow the links: a letter or option that follows them. */
+const followingTwin = FastCheck.constantFrom(
+  (d: string) => `cp -rL ${d} copy`,
+  (d: string) => `cp -a --dereference ${d} copy`,
+  (d: string) => `grep -R secret ${d}`,
+  (d: string) => `grep -rR secret ${d}`,
+  (d: string) => `grep --dereference-rec secret ${d}`,
+  (d: string) => `rg -L secret ${d}`,
+  (d: string) => `rg --follow secret ${d}`,
+  (d: string) => `RIPGREP_CONFIG_PATH=cfg rg secret ${d}`,
+  (d: string) => `export RIPGREP_CONFIG_PATH=cfg; rg secret ${d}`,
+  (d: string) => `cd ${d} && grep -R secret`
+)
+
+/**
+ * Operands without a glob or a variable: a line that writes (`cp … copy`) has every path its globs could match
+ * checked (BashPaths: a glob expanded after a write may match a name the write made), and `rg` is trusted to keep
+ * links only on a read-only line (nothing on it may set `RIPGREP_CONFIG_PATH`), which a variable is not.
+ */
+const plainOperand = FastCheck.constantFrom("tree", "./tree", "tree/", "'tree'", "tree/.")
+
+/** A tool-wide allow with a Read deny rule covering the secret the links lead to. */
+const guarded = { mode: "default" as const, allow: ["Bash"], deny: ["Read(//**/id_rsa)"] }
+
 layer(base)("link-following tree walks (generated)", (it) => {
+  it.effect.prop(
+    "under a Read deny rule, a walk that keeps links as links is allowed and its link-following twin is not",
+    [keeping, followingTwin, plainOperand],
+    ([keep, follow, d]) =>
+      Effect.gen(function* () {
+        expect(yield* bashOutcome(project, guarded, keep(d))).toMatchObject({ behavior: "allow" })
+        expect(yield* bashOutcome(project, guarded, follow(d))).not.toMatchObject({ behavior: "allow" })
+      }),
+    { fastCheck: { numRuns: 60 } }
+  )
+
   it.effect.prop(
     "a command walking a tree through its links is never allowed without approval",
     [following, operand, setting],

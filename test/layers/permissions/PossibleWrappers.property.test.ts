@@ -39,7 +39,19 @@ const codeOption = FastCheck.constantFrom(
   ["Bash(ssh:*)", `ssh -o ${shellQuote("ProxyCommand=touch p")} h`, "-o ProxyCommand"],
   ["Bash(ssh:*)", "ssh -Fcfg h", "-F"],
   ["Bash(tar:*)", "tar -xf a.tar --to-command=./x", "--to-command"],
-  ["Bash(rsync:*)", "rsync -avze ./x a h:b", "-e"]
+  ["Bash(rsync:*)", "rsync -avze ./x a h:b", "-e"],
+  // round 3: a program ripgrep runs for its hostname, libraries and programs ssh loads or runs, the shell make runs
+  // recipes in, sftp/scp talking to a local server program
+  ["Bash(rg:*)", "rg --hostname-bin=./x --hyperlink-format=default y", "--hostname-bin"],
+  ["Bash(ssh:*)", "ssh -oPKCS11Provider=./x.so h", "-o PKCS11Provider"],
+  ["Bash(ssh:*)", "ssh -I ./x.so h", "-I"],
+  ["Bash(ssh:*)", `ssh -o ${shellQuote("XAuthLocation ./x")} -X h`, "-o XAuthLocation"],
+  ["Bash(make:*)", "make SHELL=./x", "SHELL"],
+  ["Bash(make:*)", "make 'MAKEFLAGS=--eval=x'", "MAKEFLAGS"],
+  ["Bash(sftp:*)", "sftp -D ./x h", "-D"],
+  ["Bash(scp:*)", "scp -D ./x a h:b", "-D"],
+  ["Bash(awk:*)", "awk -f prog.awk f", "-f"],
+  ["Bash(gawk:*)", "gawk --load=./x.so 1 f", "--load"]
 )
 
 layer(base)("programs not in the tables and options that run code (generated)", (it) => {

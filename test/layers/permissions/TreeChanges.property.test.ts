@@ -4,7 +4,9 @@
  * `.git/hooks`) is never allowed without approval in acceptEdits or bypassPermissions mode, whatever the changer
  * (a move or copy of a link or a directory, a link maker, an extractor, a git command rewriting the tree) and
  * whatever writes later (a copy, a redirection, `touch`, `tee`). A change whose effect is known (`mkdir`, a move or
- * copy of regular files) keeps its allow.
+ * copy of regular files) keeps its allow. Reads too: under a tool-wide allow with a Read deny rule, reading under
+ * what an earlier command may have replaced (`cp -r tree h && cat h/hooks/x`) may read what the rule protects, so
+ * it is asked; reading a regular file copied or moved earlier is not.
  */
 import * as Fs from "node:fs"
 import { afterAll, expect, layer } from "@effect/vitest"
@@ -99,5 +101,49 @@ layer(base)("writes after a line changes the tree (generated)", (it) => {
           expect(yield* bashOutcome(project, { mode: each }, line)).toMatchObject({ behavior: "allow" })
       }),
     { fastCheck: { numRuns: 20 } }
+  )
+})
+
+/** A later read of contents somewhere under `h` (the name is filled in). */
+const read = FastCheck.constantFrom(
+  (p: string) => `cat ${p}`,
+  (p: string) => `head -5 ${p}`,
+  (p: string) => `grep -n x ${p}`,
+  (p: string) => `wc -c < ${p}`,
+  (p: string) => `sed -n 1p ${p}`,
+  (p: string) => `tail --lines=3 ${p}`
+)
+const readTarget = FastCheck.constantFrom("h/pre-commit", "h/hooks/pre-commit", "./h/pre-push")
+/** What the reads must get past: a tool-wide allow and a Read deny rule on the hooks. */
+const guarded = { mode: "default" as const, allow: ["Bash"], deny: ["Read(./.git/hooks/**)"] }
+
+layer(base)("reads after a line changes the tree (generated)", (it) => {
+  it.effect.prop(
+    "a read under what an earlier command may have replaced is never allowed past a Read deny rule",
+    [changer, read, readTarget, separator],
+    ([change, spell, path, sep]) =>
+      Effect.gen(function* () {
+        const line = `${change}${sep}${spell(path)}`
+        expect(yield* bashOutcome(project, guarded, line)).not.toMatchObject({ behavior: "allow" })
+      }),
+    { fastCheck: { numRuns: 200 } }
+  )
+
+  it.effect.prop(
+    "a read after a change whose effect is known keeps its allow",
+    [
+      FastCheck.constantFrom(
+        "cp a.txt b.txt && cat b.txt",
+        "mkdir -p build && cp a.txt build/b.txt && head build/b.txt",
+        "mkdir out; cat a.txt",
+        "cp -r tree h && ls h",
+        "touch n.txt && wc -l a.txt n.txt"
+      )
+    ],
+    ([line]) =>
+      Effect.gen(function* () {
+        expect(yield* bashOutcome(project, guarded, line)).toMatchObject({ behavior: "allow" })
+      }),
+    { fastCheck: { numRuns: 15 } }
   )
 })

@@ -142,6 +142,8 @@ export const git: CustomCommand = {
       reads: [...global.reads.map((read) => ({ index: read.index, value: read.value })), ...paths],
       ...(implicitReads === undefined ? {} : { implicitReads }),
       ...(tracked ? { tracked } : {}),
+      // `git grep` outside a repository stops with "not a git repository" (unless configured to fall back).
+      ...(tracked && word.value === "grep" ? { repositoryOnly: directory ?? "." } : {}),
       ...implicitWrites
     }
   }

@@ -164,6 +164,12 @@ const log: CommandTable = {
   names: (view) => !printsContent(view)
 }
 
+const gitVar: CommandTable = {
+  names: true,
+  options: ["-l", ...helpOptions],
+  operands: { rest: "text" }
+}
+
 const worktreeList: CommandTable = {
   names: true,
   options: ["--porcelain", "-v, --verbose", "--expire=TEXT", "-z", ...helpOptions],
@@ -265,6 +271,12 @@ export const gitListing = (name: string, args: ReadonlyArray<ArgWord>): CommandE
       return TableInterpreter.interpret(tag, args)
     case "remote":
       return bySubcommand(args, { "get-url": remoteGetUrl }, remote)
+    case "var": {
+      // git's logical variables (identity, editor, pager); `-l` also prints every configuration variable, as
+      // `git config -l` does (credential helpers, aliases): a read of git's configuration files.
+      const effect = TableInterpreter.interpret(gitVar, args)
+      return args.some((word) => word.value === "-l" || !word.literal) ? withConfigFiles(effect, args) : effect
+    }
     case "config": {
       // `git config NAME` (a dotted name, not a subcommand) prints its value.
       const named = args[0]?.literal === true && /^[A-Za-z][\w-]*\./.test(args[0].value)

@@ -515,12 +515,6 @@ export const subcommands: Readonly<Record<string, CommandTable>> = {
     ],
     operands: { rest: "text" }
   },
-  // git's logical variables (author and committer identity, editor, pager): names, no file's contents.
-  var: {
-    names: true,
-    options: ["-l", ...helpOptions],
-    operands: { rest: "text" }
-  },
   "name-rev": {
     names: true,
     options: [
