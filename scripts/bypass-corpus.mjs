@@ -2,8 +2,9 @@
 /**
  * Adversarial corpus: commands that try to get a denied command (`rm`, `git push`) or a denied read
  * (`./secrets/**`) past a tool-wide `allow: ["Bash"]` by wrapping it in another command, an interpreter or an
- * option that runs a program. Each runs through `armature permissions check` (exit 0 allow, 1 ask, 3 deny); a
- * bypass attempt must never be allowed, a safe command must stay allowed. The `scenarios` each bring their own
+ * option that runs a program. Each runs through `armature permissions check` (exit 0 allow, 1 ask, 3 deny, and the
+ * printed decision must agree: a crashed CLI also exits 1, and such an error fails its case); a bypass attempt must
+ * never be allowed, a safe command must stay allowed. The `scenarios` each bring their own
  * mode, rules and files (directories, files, symlinks made in a fresh project first): commands that must not be
  * allowed by acceptEdits mode, by being read-only, or by a prefix rule, next to ones that must be. The `classes` are
  * attack classes (exec primitives in read-only commands, GNU option prefixes, path escapes, deny rules through
@@ -96,12 +97,18 @@ const check = ({ command, settings, dir, mode: caseMode }) =>
       { maxBuffer: 1 << 24 },
       (error, stdout) => {
         const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1
-        const behavior = { 0: "allow", 1: "ask", 3: "deny" }[code] ?? `exit ${code}`
-        let reason = ""
+        const byCode = { 0: "allow", 1: "ask", 3: "deny" }[code]
+        // a crashed CLI also exits 1: a decision counts only when the printed JSON says the same as the exit code,
+        // anything else is an error (a failure of the case whatever it expects)
+        let decision
         try {
-          reason = JSON.parse(stdout).reason
+          decision = JSON.parse(stdout)
         } catch {}
-        resolve({ behavior, reason })
+        const behavior =
+          byCode !== undefined && decision?.behavior === byCode
+            ? byCode
+            : `error (exit ${code}${decision === undefined ? ", no decision printed" : `, printed ${decision.behavior}`})`
+        resolve({ behavior, reason: decision?.reason ?? "" })
       }
     )
   })
@@ -137,7 +144,7 @@ for (const dir of dirs) Fs.rmSync(dir, { recursive: true, force: true })
 const count = (safeCase, behavior) => results.filter((r) => r.safe === safeCase && r.behavior === behavior).length
 const bypassCount = results.filter((r) => !r.safe).length
 const safeCount = results.filter((r) => r.safe).length
-const escaped = (r) => !r.safe && (r.behavior === "allow" || r.behavior.startsWith("exit"))
+const escaped = (r) => !r.safe && (r.behavior === "allow" || r.behavior.startsWith("error"))
 const open = results.filter((r) => r.open && escaped(r))
 const failures = results.filter((r) => (r.safe ? r.behavior !== "allow" : escaped(r) && !r.open))
 if (verbose) for (const r of results) console.log(JSON.stringify(r))
@@ -149,13 +156,14 @@ for (const r of failures) {
 console.log(
   JSON.stringify({
     bypassAttempts: bypassCount,
-    allowed: count(false, "allow") - open.length,
+    allowed: results.filter((r) => !r.safe && !r.open && r.behavior === "allow").length,
     openEscapes: open.length,
     asked: count(false, "ask"),
     denied: count(false, "deny"),
     safe: safeCount,
     scenarios: scenarios.length,
     safeAllowed: count(true, "allow"),
+    errors: results.filter((r) => r.behavior.startsWith("error")).length,
     failures: failures.length
   })
 )
