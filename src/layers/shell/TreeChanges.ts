@@ -62,6 +62,38 @@ const gitRewriters = new Set([
 
 type Kind = "links" | "moves" | "anything"
 
+/** git's options before the subcommand that take the next word as their value (`git -c a=b checkout`). */
+const gitValueOptions = new Set([
+  "-C",
+  "-c",
+  "--git-dir",
+  "--work-tree",
+  "--namespace",
+  "--config-env",
+  "--super-prefix"
+])
+
+/** Where git's subcommand is: the first word that is neither a global option nor the value of one. */
+const gitSubcommandAt = (args: ReadonlyArray<string>): number => {
+  let at = 0
+  while (at < args.length && args[at].startsWith("-")) at += gitValueOptions.has(args[at]) ? 2 : 1
+  return at
+}
+
+/**
+ * Forms of a rewriting subcommand that touch no file of the working tree: a new branch made where HEAD is
+ * (`git checkout -b NAME`, `git switch -c NAME`, with no start point) and the stash's listings. Anything else
+ * (a start point, another option, a path) may rewrite files.
+ */
+const leavesTreeAlone = (sub: string, rest: ReadonlyArray<string>): boolean => {
+  if (sub === "checkout" || sub === "switch") {
+    const create = sub === "checkout" ? ["-b", "-B"] : ["-c", "-C", "--create", "--force-create"]
+    return rest.length === 2 && create.includes(rest[0]) && !rest[1].startsWith("-")
+  }
+  if (sub === "stash") return rest[0] === "list" || rest[0] === "show"
+  return false
+}
+
 const program = (words: ReadonlyArray<Expansion.Template>): { readonly name: string; readonly args: Array<string> } => {
   const texts = words.map((word) => Expansion.plainText(word))
   let at = 0
@@ -85,8 +117,11 @@ const kindOf = (step: PathStep): { readonly kind: Kind; readonly by: string } | 
   if (movers.has(name)) return { kind: "moves", by: name }
   if (extractors.has(name)) return { kind: "anything", by: name }
   if (name === "git") {
-    const sub = args.find((a) => !a.startsWith("-"))
-    if (sub !== undefined && gitRewriters.has(sub)) return { kind: "anything", by: `git ${sub}` }
+    const at = gitSubcommandAt(args)
+    const sub = args[at]
+    if (sub !== undefined && gitRewriters.has(sub) && !leavesTreeAlone(sub, args.slice(at + 1))) {
+      return { kind: "anything", by: `git ${sub}` }
+    }
   }
   return undefined
 }

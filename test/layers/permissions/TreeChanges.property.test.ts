@@ -47,6 +47,10 @@ const changer = FastCheck.constantFrom(
   "unzip -o a.zip",
   "cpio -id < a.cpio",
   "git checkout other",
+  "git -c core.x=y checkout other",
+  "git -C . checkout other",
+  "git --work-tree . switch other",
+  "git checkout -b new other",
   "git switch other",
   "git restore .",
   "git stash pop",
@@ -137,13 +141,16 @@ layer(base)("reads after a line changes the tree (generated)", (it) => {
         "mkdir -p build && cp a.txt build/b.txt && head build/b.txt",
         "mkdir out; cat a.txt",
         "cp -r tree h && ls h",
-        "touch n.txt && wc -l a.txt n.txt"
+        "touch n.txt && wc -l a.txt n.txt",
+        "git checkout -b topic && cat a.txt",
+        "git switch -c topic && cat a.txt",
+        "git stash list && cat a.txt"
       )
     ],
     ([line]) =>
       Effect.gen(function* () {
         expect(yield* bashOutcome(project, guarded, line)).toMatchObject({ behavior: "allow" })
       }),
-    { fastCheck: { numRuns: 15 } }
+    { fastCheck: { numRuns: 25 } }
   )
 })
