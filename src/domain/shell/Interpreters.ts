@@ -88,7 +88,7 @@ const awk: Interpreter = {
   info: ["--version", "-V", "--help", "-h", "-W", "-Wversion"],
   programOperand: { fileOptions: ["-f", "--file", "-E", "--exec"] },
   risky: (code) => {
-    const found = /\bsystem\s*\(|\||\bgetline\b|@load|@include|\bclose\s*\(/.exec(code)
+    const found = /\bsystem\s*\(|(?<!\|)\|(?!\|)|\bgetline\b|@load|@include|\bclose\s*\(/.exec(code)
     return found === null ? undefined : `\`${found[0].replace(/\s*\($/, "(")}\``
   }
 }

@@ -111,6 +111,11 @@ export const extraction = (form: ReadonlyArray<string | null>): string | undefin
       return /^-?[a-wyz]*x/.test(args[0] ?? "") ? "`ar x` extracting an archive" : undefined
     case "pax":
       return args.some(cluster("r")) ? "`pax -r` extracting an archive" : undefined
+    case "git":
+      // `git apply --unsafe-paths` writes wherever the patch says, `.git/hooks/…` included (without it git refuses)
+      return args.includes("apply") && args.some((word) => word.startsWith("--unsafe-paths"))
+        ? "`git apply --unsafe-paths` writing the files its patch names"
+        : undefined
     case "patch":
       return args.some((word) => word === "--dry-run" || word === "-o" || word.startsWith("--output"))
         ? undefined

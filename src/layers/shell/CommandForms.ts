@@ -54,9 +54,80 @@ const formsOf = (words: ReadonlyArray<Word>, context: Context): ReadonlyArray<Co
   const name = basename(head)
   const out: Array<CommandForm> = [base]
   if (name !== head) out.push([name, ...base.slice(1)])
+  out.push(...afterLeadingOptions(name, base.slice(1)))
   out.push(...innerForms(name, words.slice(1), context))
   return out
 }
+
+/**
+ * A program's own options before its subcommand (`npm --loglevel=silent publish`, `docker --context x push`,
+ * `cargo +nightly publish`) of a program with subcommands: a rule naming `npm publish` sees the command without them. Each later word that is not
+ * an option may be the subcommand (an option before it may have taken the words between as its value), so each gives
+ * a form `NAME WORD …`; at most a few.
+ */
+const afterLeadingOptions = (name: string, args: ReadonlyArray<FormWord>): ReadonlyArray<CommandForm> => {
+  const first = args[0]
+  if (!withSubcommands.has(name) || first === null || first === undefined || !/^[-+]./.test(first)) return []
+  const out: Array<CommandForm> = []
+  for (let at = 1; at < args.length && at <= 4; at++) {
+    const word = args[at]
+    if (word === null) {
+      if (out.length === 0) out.push([name, null])
+      break
+    }
+    if (/^[-+]./.test(word)) continue
+    out.push([name, ...args.slice(at)])
+  }
+  return out
+}
+
+/** Programs whose first operand is a subcommand (git has its own reading, `gitForms`). */
+const withSubcommands: ReadonlySet<string> = new Set([
+  "npm",
+  "pnpm",
+  "yarn",
+  "bun",
+  "deno",
+  "docker",
+  "podman",
+  "kubectl",
+  "helm",
+  "cargo",
+  "rustup",
+  "go",
+  "gh",
+  "glab",
+  "pip",
+  "pip3",
+  "poetry",
+  "uv",
+  "pdm",
+  "conda",
+  "terraform",
+  "tofu",
+  "aws",
+  "gcloud",
+  "az",
+  "dotnet",
+  "brew",
+  "apt",
+  "apt-get",
+  "dnf",
+  "yum",
+  "systemctl",
+  "hg",
+  "svn",
+  "nix",
+  "heroku",
+  "vercel",
+  "netlify",
+  "fly",
+  "flyctl",
+  "firebase",
+  "twine",
+  "gem",
+  "bundle"
+])
 
 /** The forms of the command a wrapper, shell, `find` or `git` runs; none for an ordinary command. */
 const innerForms = (name: string, args: ReadonlyArray<Word>, context: Context): ReadonlyArray<CommandForm> => {

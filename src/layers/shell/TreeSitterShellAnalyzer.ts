@@ -140,7 +140,8 @@ const stepOf = (node: Node, words: ReadonlyArray<Word>, argv: ReadonlyArray<Word
   const step = commandStep(words, argv)
   const xargs = xargsCommand(argv)
   if (xargs === undefined || step._tag !== "Command") return step
-  const producer = producerOf(node, found)
+  // `xargs -a FILE`: the words come from the file, whatever the pipeline before it lists
+  const producer = xargs.fromFile === true ? undefined : producerOf(node, found)
   return {
     ...step,
     words: xargs.words.map((word) => word.template),

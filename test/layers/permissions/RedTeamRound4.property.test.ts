@@ -133,10 +133,60 @@ layer(base)("red team round 4: deny rules under a tool-wide allow (generated)", 
   )
   it.effect.prop("an option whose value names the program run", [programOptions], ([c]) => notAllowed(c), runs)
   it.effect.prop("code in a language no table knew", [foreignCode], ([c]) => notAllowed(c), runs)
+  it.effect.prop(
+    "xargs reading its words from a file, under a Read deny rule",
+    [argFile],
+    ([command]) =>
+      Effect.gen(function* () {
+        const decision = yield* decide(project, {
+          allow: ["Bash"],
+          deny: ["Read(./secrets/**)"],
+          tool: "Bash",
+          input: { command }
+        })
+        expect({ command, allowed: decision.behavior === "allow" }).toEqual({ command, allowed: false })
+      }),
+    runs
+  )
+  it.effect.prop(
+    "a program's options before the subcommand a deny rule names",
+    [leadingOptions],
+    ([command]) =>
+      Effect.gen(function* () {
+        const decision = yield* decide(project, {
+          allow: ["Bash"],
+          deny: ["Bash(npm publish:*)", "Bash(docker push:*)", "Bash(cargo publish:*)", "Bash(yarn npm publish:*)"],
+          tool: "Bash",
+          input: { command }
+        })
+        expect({ command, behavior: decision.behavior }).toEqual({ command, behavior: "deny" })
+      }),
+    runs
+  )
   it.effect.prop("a variable naming a program, however it is assigned", [assignedVariable], ([c]) => notAllowed(c), {
     fastCheck: { numRuns: 80 }
   })
 })
+
+/** `xargs -a FILE` reads its words from FILE: they are only known at run time, whatever a pipeline before it lists. */
+const argFile = FastCheck.tuple(
+  FastCheck.constantFrom("-a list", "--arg-file=list", "--arg-file list", "-0 -a list", "-a list -I{}"),
+  FastCheck.constantFrom("cat", "head -n 5", "wc -c", "grep KEY"),
+  FastCheck.constantFrom("", "find src -name '*.ts' | ", "git ls-files | ")
+).map(([option, command, before]) => `${before}xargs ${option} ${command}${option.includes("{}") ? " {}" : ""}`)
+
+/** A program's own options before the subcommand a deny rule names (`npm --loglevel=silent publish`). */
+const leadingOptions = FastCheck.tuple(
+  FastCheck.constantFrom(["npm", "publish"], ["docker", "push img"], ["cargo", "publish"], ["yarn", "npm publish"]),
+  FastCheck.constantFrom(
+    "--loglevel=silent",
+    "-w pkg",
+    "--registry https://r.example",
+    "-q",
+    "+nightly",
+    "--prefix . -s"
+  )
+).map(([[program, rest], options]) => `${program} ${options} ${rest}`)
 
 /** The same constructs used plainly: a tool-wide allow still covers them. */
 const plain = FastCheck.constantFrom(
@@ -158,7 +208,9 @@ const plain = FastCheck.constantFrom(
   "python3 -m http.server 8000",
   "python3 -m pytest -q",
   "strace -o trace.txt ls",
-  "LANG=C sort a.txt"
+  "LANG=C sort a.txt",
+  "npm --loglevel=silent run build",
+  "docker --context prod ps"
 )
 
 layer(base)("red team round 4: what stays allowed under a tool-wide allow (generated)", (it) => {

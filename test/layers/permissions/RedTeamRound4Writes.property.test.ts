@@ -28,6 +28,7 @@ const extraction = FastCheck.constantFrom(
   "pax -r -f a.pax",
   "patch -p1 < p.diff",
   "patch -p0 -i p.diff",
+  "git apply --unsafe-paths p.diff",
   "timeout 60 tar xf a.tar"
 )
 
@@ -103,7 +104,8 @@ layer(base)("red team round 4: writes that always ask (generated)", (it) => {
         "tar -xOf a.tar f",
         "git init",
         "chmod +x src/a.ts",
-        "patch --dry-run -p1 < p.diff"
+        "patch --dry-run -p1 < p.diff",
+        "git apply --check p.diff"
       )
     ],
     ([command]) =>
