@@ -187,6 +187,9 @@ const failedWith = (cause: Cause.Cause<unknown>): Ran => ({ _tag: "Failed", caus
 
 const timedOutExit = Exit.interrupt(FiberId.none)
 
+/** What an untraced body without a timeout gave, to one step: no closure made per call. */
+const untraced = { onSuccess: returned, onFailure: failedWith }
+
 /**
  * Runs a tool's body under its timeout, to what it gave (one step for the result or the failure). Traced, the body
  * runs in its `armature.tool_body` span, the parent of what the tool opens; the span ends with what the body gave
@@ -205,6 +208,7 @@ const runBody = (
           tracing.enterBody()
           return tool.call(input, ctx)
         })
+  if (tracing === undefined && Option.isNone(tool.timeout)) return Effect.matchCause(body, untraced)
   const onSuccess = (value: unknown): Ran => {
     tracing?.endStep(Exit.void)
     return returned(value)
@@ -337,6 +341,11 @@ class Running {
     return toolHookInput(hookSession, event, { toolName: tool.name, input, toolUseId: call.id }, extra)
   }
 
+  /** `hookInputFor` as a function of its own (for the permission hooks). */
+  hookInputsFor(): (event: HookEvent, input: unknown, extra?: Record<string, unknown>) => HookInput {
+    return (event, input, extra) => this.hookInputFor(event, input, extra)
+  }
+
   /** Runs the hooks of an event on this call, building their input only when some hook listens. */
   hooks(event: HookEvent, input: unknown, extra?: Record<string, unknown>): Effect.Effect<HookOutcome> {
     return runIfAny(this.services.hooks, event, () => this.hookInputFor(event, input, extra))
@@ -417,12 +426,16 @@ export const make = (services: Services) => {
     const updated = replaceInput(tool, input, pre.updatedInput)
     if (updated._tag === "Stop") return updated.outcome
     const request = { tool, input: updated.input, toolUseId: block.id, context: ctx, hookDecision: pre.decision }
-    const hookInputFor = (event: HookEvent, input: unknown, extra?: Record<string, unknown>) =>
-      r.hookInputFor(event, input, extra)
-    const permitted =
-      links.tracing === undefined
-        ? yield* decided(services, request, yield* policy.decide(request), hookInputFor)
-        : yield* permit(services, request, hookInputFor, links.tracing)
+    let permitted: Step
+    if (links.tracing === undefined) {
+      const decision = yield* policy.decide(request)
+      permitted =
+        decision.behavior === "allow"
+          ? proceed(request.input)
+          : yield* decided(services, request, decision, r.hookInputsFor())
+    } else {
+      permitted = yield* permit(services, request, r.hookInputsFor(), links.tracing)
+    }
     if (permitted._tag === "Stop") return permitted.outcome
 
     const resolved =
