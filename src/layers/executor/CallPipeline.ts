@@ -21,7 +21,7 @@ import * as Texts from "../../domain/Texts.js"
 import * as Tool from "../../domain/Tool.js"
 import * as ToolPolicy from "../../domain/ToolPolicy.js"
 import type { Approver } from "../../services/Approver.js"
-import { type Hooks, runIfAny } from "../../services/Hooks.js"
+import { type Hooks, noHooks, runIfAny } from "../../services/Hooks.js"
 import type { PermissionPolicy, PermissionRequest } from "../../services/PermissionPolicy.js"
 import { none as noResultCache, type ResultCache } from "../../services/ResultCache.js"
 import type { ResultStore } from "../../services/ResultStore.js"
@@ -64,6 +64,11 @@ export interface Links {
   readonly tracing?: Tracing | undefined
   /** Emits a policy event of this call (a retry, a rate-limit wait, an open circuit); absent, none is emitted. */
   readonly policy?: ((note: PolicyNote) => Effect.Effect<void>) | undefined
+  /**
+   * The session context the call reads its working directory from, when the executor looked it up once for the
+   * execution (see Session.currentContext); absent, the call looks it up itself.
+   */
+  readonly context?: Ref.Ref<Tool.SessionContext> | undefined
 }
 
 const valid: Effect.Effect<Option.Option<Outcome>> = Effect.succeed(Option.none())
@@ -360,6 +365,8 @@ const catchDefects = (cause: Cause.Cause<never>): Effect.Effect<Outcome> =>
 /** The pipeline over the given services. */
 export const make = (services: Services) => {
   const { policy, policies, session } = services
+  /** False with `Hooks.none`: the hook steps are skipped, not even asked for their empty outcome. */
+  const hooked = services.hooks !== noHooks
 
   /** The tool policies of this call: a guard when any apply, reported as policy events and as its span's events. */
   const guardOf = (r: Running, policies: CallPolicies, resolved: ToolPolicy.Resolved): Guard | undefined => {
@@ -400,12 +407,13 @@ export const make = (services: Services) => {
    * A started call up to its outcome, read top to bottom: the call's context, `validate`, PreToolUse and a replaced
    * input, the permission decision and approval, the tool policies, the call (or a cached result), then the result's
    * mapping, store and PostToolUse (or PostToolUseFailure). Defects and failures pass through to `run`. A stage with
-   * nothing to do costs no step of the fiber: no hook gives its empty outcome at once (an Effect that is already an
-   * Exit is taken by the generator without a step), a fixed policy table is resolved once per tool.
+   * nothing to do costs no step of the fiber: with `Hooks.none` the hook steps are skipped, a fixed policy table is
+   * resolved once per tool, and an Effect that is already an Exit (an `allowAll` decision, a memory store's result)
+   * is taken by the generator without a step.
    */
   const runSteps = Effect.fnUntraced(function* (started: Started, links: Links) {
     const { call: block, tool, input } = started
-    const { cwd } = yield* Ref.get(contextUnder(session, yield* FiberRef.get(contextOverride)))
+    const { cwd } = yield* Ref.get(links.context ?? contextUnder(session, yield* FiberRef.get(contextOverride)))
     const ctx: Tool.ToolContext = {
       toolUseId: block.id,
       cwd,
@@ -419,7 +427,7 @@ export const make = (services: Services) => {
       if (Option.isSome(invalid)) return invalid.value
     }
     const r = new Running(started, links, ctx, services)
-    const pre = yield* r.hooks("PreToolUse", input)
+    const pre = hooked ? yield* r.hooks("PreToolUse", input) : emptyOutcome
     if (pre.decision === "deny") {
       return refused(Texts.preToolUseBlocked(tool.name, pre.reason ?? "blocked by hook"), "pre_tool_use_hook")
     }
@@ -463,7 +471,7 @@ export const make = (services: Services) => {
       executionFailed: false
     }
     links.ran(ran)
-    const post = yield* r.hooks("PostToolUse", permitted.input, { tool_response: output })
+    const post = hooked ? yield* r.hooks("PostToolUse", permitted.input, { tool_response: output }) : emptyOutcome
     if (post === emptyOutcome) return ran
     return {
       ...ran,

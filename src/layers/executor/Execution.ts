@@ -107,7 +107,8 @@ class Link implements CallPipeline.Links {
     id: string,
     emit: Sink<unknown>["emit"] | undefined,
     now: () => number,
-    readonly interrupted: Effect.Effect<void>
+    readonly interrupted: Effect.Effect<void>,
+    readonly context: Ref.Ref<Tool.SessionContext>
   ) {
     this.progress =
       emit === undefined
@@ -228,6 +229,8 @@ export const run: <E>(
   const interrupted = options.control === undefined ? Effect.never : Deferred.await(options.control.interrupted)
   const live = new Map<number, Live>()
   const emitProgress = sink.detailed ? sink.emit : undefined
+  // the calls' fibers get this fiber's FiberRefs (the runtime above), so their session context is this one
+  const context = yield* currentContext(env.session)
 
   /**
    * Starts a call: its `execute_tool` span, then its pipeline in a fiber of its own, which tells the owner its exit.
@@ -237,7 +240,7 @@ export const run: <E>(
   const startCall = (starter: Starter | undefined, start: ExecutionStep.Start) => {
     const { call, index, queuedAt } = start.call
     Metrics.callStarted(call.name, start.startedAt - queuedAt)
-    const link = new Link(call.id, emitProgress, now, interrupted)
+    const link = new Link(call.id, emitProgress, now, interrupted, context)
     const tracing = starter?.start(start.call.tool, call.name, call.id, start.startedAt - queuedAt)
     link.tracing = tracing
     const started = { call, tool: start.call.tool!, input: start.input }
