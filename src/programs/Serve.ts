@@ -18,6 +18,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
 import * as DurableDeferred from "@effect/workflow/DurableDeferred"
+import { WorkflowInstance } from "@effect/workflow/WorkflowEngine"
 import { Cause, Chunk, Console, Effect, Layer, Option, PubSub, Schedule, Schema, Stream } from "effect"
 import { InvalidInputError } from "../domain/Errors.js"
 import { permissionModes } from "../domain/Permission.js"
@@ -25,6 +26,7 @@ import * as PermissionRule from "../domain/PermissionRule.js"
 import * as ServeAccess from "../domain/ServeAccess.js"
 import * as CallProcesses from "../layers/durable/CallProcesses.js"
 import * as DurableSession from "../layers/durable/DurableSession.js"
+import * as DurableStep from "../layers/durable/DurableStep.js"
 import * as DurableStore from "../layers/durable/DurableStore.js"
 import * as SessionEvents from "../layers/durable/SessionEvents.js"
 import * as SessionLease from "../layers/durable/SessionLease.js"
@@ -106,8 +108,13 @@ const interruptsOf = (sql: SqlClient.SqlClient, id: string, n: number): Stream.S
 /** The sessions whose workflow body runs in this process now (for `GET /runner`). */
 const runningHere = new Set<string>()
 
-const sessionBody = (sessionId: string) =>
-  Effect.gen(function* () {
+const sessionBody = (sessionId: string) => {
+  // the stored values of the session's steps, read once the lease is held (until then, none)
+  const steps = new Map<string, unknown>()
+  const stored = DurableStep.StoredSteps.of({
+    get: (name) => (steps.has(name) ? Option.some(steps.get(name)) : Option.none())
+  })
+  return Effect.gen(function* () {
     yield* Effect.acquireRelease(
       Effect.sync(() => void runningHere.add(sessionId)),
       () => Effect.sync(() => void runningHere.delete(sessionId))
@@ -122,6 +129,13 @@ const sessionBody = (sessionId: string) =>
     if (!claimed && record.value.state === DurableStore.notStarted) {
       return yield* Effect.logWarning(`armature serve: session ${sessionId} was given up before it started`)
     }
+    // what the replay will find stored, read at once: the steps (each a statement or two through the engine) and the
+    // places of the lines already stored (each a statement to store again for nothing)
+    const instance = yield* WorkflowInstance
+    for (const [name, value] of yield* DurableStore.storedSteps(instance.workflow.name, instance.executionId)) {
+      steps.set(name, value)
+    }
+    const places = yield* SessionEvents.storedPlaces(sessionId)
     const args = decodeArgs(record.value.args)
     const prompts = yield* promptsOf(sessionId)
     // what an execution that died (this runner's or another's) left running is gone before this one goes on
@@ -134,7 +148,7 @@ const sessionBody = (sessionId: string) =>
           Effect.orDie
         )
     })
-    const events = yield* SessionEvents.console(sessionId, position)
+    const events = yield* SessionEvents.console(sessionId, position, places)
     // the conversation as a transcript in memory: each run continues from the lines of the runs before it
     const entries: Array<TranscriptEntry> = []
     for (let n = 0; ; n++) {
@@ -197,7 +211,8 @@ const sessionBody = (sessionId: string) =>
         yield* SessionEvents.changed(sessionId)
       }
     }
-  }).pipe(Effect.scoped)
+  }).pipe(Effect.scoped, Effect.provideService(DurableStep.StoredSteps, stored))
+}
 
 /** How long a new session may wait to be taken up by a runner before it is given up as never started. */
 const startGraceMs = 60_000
@@ -596,6 +611,7 @@ export const serve = (options: ServeOptions) =>
       yield* DurableStore.withSchemaLock(
         Effect.gen(function* () {
           yield* DurableStore.clusterTables
+          yield* DurableStore.stepsIndex
           yield* DurableStore.list
           yield* SessionEvents.ensureTables
           yield* ensurePromptsColumn
