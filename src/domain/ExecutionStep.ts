@@ -102,6 +102,16 @@ export type Message =
   | { readonly _tag: "Interrupt"; readonly all: boolean; readonly t: number }
   /** No more calls come; dependencies on calls that never came now fail. */
   | { readonly _tag: "InputEnded"; readonly t: number }
+  /**
+   * A whole batch: its calls arrive in order and the input ends, in one step (the state comes to rest once, not
+   * after each call). Its state events are those of the calls' arrivals one by one, grouped by kind.
+   */
+  | {
+      readonly _tag: "Batch"
+      readonly calls: ReadonlyArray<{ readonly call: ToolCall; readonly tool: Tool.Any | undefined }>
+      readonly discovered: ReadonlySet<string>
+      readonly t: number
+    }
   /** Nothing more is yielded: running calls are interrupted, queued ones never start. */
   | { readonly _tag: "Discard"; readonly t: number }
 
@@ -258,6 +268,10 @@ export const step = (state: State, message: Message): readonly [State, Commands]
       draft.interrupt(message.all)
       break
     case "InputEnded":
+      draft.inputEnded = true
+      break
+    case "Batch":
+      for (const { call, tool } of message.calls) draft.arrive(call, tool, message.discovered)
       draft.inputEnded = true
       break
     case "Discard":

@@ -399,6 +399,72 @@ describe("ExecutionStep.step", () => {
   )
 })
 
+describe("ExecutionStep.step, a whole batch", () => {
+  const arrivalArb = fc.record({
+    kind: fc.constantFrom<Kind>("Read", "Read", "Write", "Bash", "Cancel", "Nope"),
+    bad: fc.boolean().map((b) => b && Math.random() < 0.2),
+    path: fc.option(fc.constantFrom("/a", "/a/b", "/c"), { nil: undefined })
+  })
+  const batchArb = fc.record({
+    arrivals: fc.array(arrivalArb, { minLength: 1, maxLength: 12 }),
+    cap: fc.integer({ min: 1, max: 5 }),
+    scheduling: fc.constantFrom<Scheduling>("partition", "resources"),
+    cancellation: fc.constantFrom<ExecutionStep.CancellationPolicy>("declared", "any-error", "none"),
+    detailed: fc.boolean()
+  })
+
+  /** Everything a step's commands say, state events aside. */
+  const said = (commands: ReadonlyArray<ExecutionStep.Commands>) => ({
+    start: commands.flatMap((c) => c.start.map((s) => [s.call.index, s.input])),
+    ended: commands.flatMap((c) => c.ended.map((e) => [e.call.index, e.outcome.content])),
+    results: commands.flatMap((c) => c.events.filter((e) => e.type !== "state")),
+    finished: commands.some((c) => c.finished)
+  })
+
+  it.prop(
+    "a Batch message starts, ends and yields what its calls arriving one by one and the input's end would",
+    [batchArb],
+    ([batch]) => {
+      const settings = { cap: batch.cap, scheduling: batch.scheduling, cancellation: batch.cancellation }
+      const calls = batch.arrivals.map(({ kind, bad, path }, i) => ({
+        call: {
+          type: "tool_use",
+          id: `c${i}`,
+          name: kind,
+          input: bad ? { n: "x" } : { n: i, ...(path ? { path } : {}) }
+        } satisfies ToolCall,
+        tool: tools[kind]
+      }))
+      const discovered = new Set<string>()
+      const [whole, wholeCommands] = ExecutionStep.step(ExecutionStep.make({ ...settings, detailed: batch.detailed }), {
+        _tag: "Batch",
+        calls,
+        discovered,
+        t: 10
+      })
+      let state = ExecutionStep.make({ ...settings, detailed: batch.detailed })
+      const oneByOne: Array<ExecutionStep.Commands> = []
+      for (const message of [
+        ...calls.map(({ call, tool }): ExecutionStep.Message => ({ _tag: "Arrive", call, tool, discovered, t: 10 })),
+        { _tag: "InputEnded", t: 10 } as const
+      ]) {
+        const [next, commands] = ExecutionStep.step(state, message)
+        state = next
+        oneByOne.push(commands)
+      }
+      expect(said([wholeCommands])).toEqual(said(oneByOne))
+      expect(observe(whole)).toEqual(observe(state))
+      // the same state events, grouped by kind rather than call by call
+      const states = (commands: ReadonlyArray<ExecutionStep.Commands>) =>
+        commands
+          .flatMap((c) => c.events.flatMap((e) => (e.type === "state" ? [`${e.tool_use_id} ${e.state}`] : [])))
+          .sort()
+      expect(states([wholeCommands])).toEqual(states(oneByOne))
+    },
+    many
+  )
+})
+
 describe("ExecutionStep.Slots", () => {
   type Op =
     | { readonly _tag: "Copy"; readonly advance: number }

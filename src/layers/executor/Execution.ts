@@ -323,14 +323,24 @@ export const run: <E>(
     // A whole batch arrives at once (it was checked as a whole before): no input fiber, one lookup per name.
     const known = yield* discovered
     const tools = new Map<string, Tool.Any | undefined>()
-    const arrivals: Array<Inbound<Failure<E>>> = []
+    const arrivals: Array<{ readonly call: ToolCall; readonly tool: Tool.Any | undefined }> = []
     for (const call of input.calls) {
       if (!tools.has(call.name)) tools.set(call.name, Option.getOrUndefined(yield* lookup(call.name)))
-      arrivals.push({ _tag: "Arrive", call, tool: tools.get(call.name), discovered: known, t: now() })
+      arrivals.push({ call, tool: tools.get(call.name) })
     }
-    arrivals.push({ _tag: "InputEnded", t: now(), failure: Option.none() })
-    if (inline) return yield* owner(arrivals)
-    yield* Effect.forkScoped(owner(arrivals))
+    // When nobody reads state events, the batch arrives in one step (the state comes to rest once, not after each
+    // call: 10 steps fewer per batch of 10, about 2 kB of garbage less per call). With every event read, each call
+    // arrives in a step of its own, so that its queued and executing events keep their order.
+    const messages: Array<Inbound<Failure<E>>> = sink.detailed
+      ? [
+          ...arrivals.map(
+            ({ call, tool }): Inbound<Failure<E>> => ({ _tag: "Arrive", call, tool, discovered: known, t: now() })
+          ),
+          { _tag: "InputEnded", t: now(), failure: Option.none() }
+        ]
+      : [{ _tag: "Batch", calls: arrivals, discovered: known, t: now() }]
+    if (inline) return yield* owner(messages)
+    yield* Effect.forkScoped(owner(messages))
   } else {
     const check = makeStreamCheck()
     const feed = Stream.runForEach(input.calls, (call) => {
