@@ -98,6 +98,19 @@ export type Message =
       readonly ran: Outcome | undefined
       readonly t: number
     }
+  /**
+   * Several calls' fibers ended, in this order: one step for all of them, as if they had ended at the same moment
+   * (the state comes to rest once, after the last; state events come grouped by kind).
+   */
+  | {
+      readonly _tag: "ExitedAll"
+      readonly exits: ReadonlyArray<{
+        readonly index: number
+        readonly exit: Exit.Exit<Outcome>
+        readonly ran: Outcome | undefined
+      }>
+      readonly t: number
+    }
   /** A user interrupt (`all: false`: only calls whose tool cancels on interrupt) or a hard abort (`all: true`). */
   | { readonly _tag: "Interrupt"; readonly all: boolean; readonly t: number }
   /** No more calls come; dependencies on calls that never came now fail. */
@@ -263,6 +276,9 @@ export const step = (state: State, message: Message): readonly [State, Commands]
       break
     case "Exited":
       draft.exited(message.index, message.exit, message.ran)
+      break
+    case "ExitedAll":
+      for (const { index, exit, ran } of message.exits) draft.exited(index, exit, ran)
       break
     case "Interrupt":
       draft.interrupt(message.all)

@@ -117,7 +117,9 @@ const drive = (
     message: ExecutionStep.Message,
     after: ExecutionStep.State,
     commands: ExecutionStep.Commands
-  ) => void
+  ) => void,
+  /** Consecutive exits are stepped as one `ExitedAll` message (as the owner of a collected batch does). */
+  groupExits = false
 ): Run => {
   const run: Run = {
     calls: [],
@@ -166,8 +168,14 @@ const drive = (
     if (script.scheduling === "partition" && kinds.some((k) => !isSafe(k))) expect(kinds.length).toBe(1)
   }
   let ended = false
+  let exits: Array<{ readonly index: number; readonly exit: Exit.Exit<Outcome>; readonly ran: undefined }> = []
+  const flush = () => {
+    if (exits.length > 0 && !run.discarded) apply({ _tag: "ExitedAll", exits, t })
+    exits = []
+  }
   for (const move of script.moves) {
     t += 10
+    if (groupExits && move._tag !== "Exit") flush()
     if (run.discarded) break
     switch (move._tag) {
       case "Arrive": {
@@ -180,7 +188,7 @@ const drive = (
         break
       }
       case "Exit": {
-        const running = [...run.running.entries()]
+        const running = [...run.running.entries()].filter(([i]) => !exits.some((e) => e.index === i))
         if (running.length === 0) break
         const [index, { interrupted }] = running[move.pick % running.length]
         const exit: Exit.Exit<Outcome> = interrupted
@@ -190,7 +198,8 @@ const drive = (
             : move.how === "fail"
               ? Exit.succeed(failed)
               : Exit.failCause(Cause.die("boom"))
-        apply({ _tag: "Exited", index, exit, ran: undefined, t })
+        if (groupExits) exits.push({ index, exit, ran: undefined })
+        else apply({ _tag: "Exited", index, exit, ran: undefined, t })
         break
       }
       case "Interrupt":
@@ -205,6 +214,7 @@ const drive = (
         break
     }
   }
+  flush()
   // the rest of the run: the input ends and every running call exits, oldest first
   if (!run.discarded) {
     t += 10
@@ -243,6 +253,21 @@ describe("ExecutionStep.step", () => {
     [scriptArb],
     ([script]) => {
       const run = drive(script)
+      const ids = results(run).map((e) => e.tool_use_id)
+      expect(ids).toEqual(run.calls.slice(0, ids.length).map((c) => c.id))
+      if (!run.discarded) {
+        expect(ids.length).toBe(run.calls.length)
+        expect(run.finished).toBe(true)
+      }
+    },
+    many
+  )
+
+  it.prop(
+    "calls that ended together, stepped as one ExitedAll message: results in request order, one per call",
+    [scriptArb],
+    ([script]) => {
+      const run = drive(script, undefined, true)
       const ids = results(run).map((e) => e.tool_use_id)
       expect(ids).toEqual(run.calls.slice(0, ids.length).map((c) => c.id))
       if (!run.discarded) {

@@ -148,6 +148,30 @@ interface Owning<E> {
 }
 
 /**
+ * The messages taken at once, with each run of `Exited` messages as one `ExitedAll` (one step for calls that ended
+ * together). Only when nobody reads state events: their order within such a step is grouped by kind.
+ */
+const groupExits = <E>(taken: Iterable<Inbound<E>>): Array<Inbound<E>> => {
+  const grouped: Array<Inbound<E>> = []
+  let exits: Array<Extract<Inbound<E>, { readonly _tag: "Exited" }>> = []
+  const flush = () => {
+    if (exits.length === 1) grouped.push(exits[0])
+    else if (exits.length > 1) grouped.push({ _tag: "ExitedAll", exits, t: exits[exits.length - 1].t })
+    exits = []
+  }
+  for (const message of taken) {
+    if (message._tag === "Exited") {
+      exits.push(message)
+    } else {
+      flush()
+      grouped.push(message)
+    }
+  }
+  flush()
+  return grouped
+}
+
+/**
  * The owner: the only fiber that holds the state. It folds its inbox through `ExecutionStep.step` and carries
  * out each step's commands in order: modifiers, events, starts, ended calls, interrupts. One generator function for
  * every execution (`Effect.fnUntraced` at module level): an `Effect.gen` made per execution cost about 2 µs of CPU.
@@ -191,7 +215,8 @@ const own: <E>(o: Owning<E>, initial: Array<Inbound<Failure<E>>>) => Effect.Effe
       }
       if (commands.finished) return yield* sink.end(failure)
     }
-    messages = (yield* o.inbox.takeAll)[0]
+    const [taken] = yield* o.inbox.takeAll
+    messages = sink.detailed ? taken : groupExits(taken)
   }
 })
 
