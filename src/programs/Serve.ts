@@ -28,6 +28,7 @@ import * as CallProcesses from "../layers/durable/CallProcesses.js"
 import * as DurableSession from "../layers/durable/DurableSession.js"
 import * as DurableStep from "../layers/durable/DurableStep.js"
 import * as DurableStore from "../layers/durable/DurableStore.js"
+import * as RunnerWatch from "../layers/durable/RunnerWatch.js"
 import * as SessionEvents from "../layers/durable/SessionEvents.js"
 import * as SessionLease from "../layers/durable/SessionLease.js"
 import * as ToolVersionPins from "../layers/durable/ToolVersionPins.js"
@@ -613,7 +614,9 @@ const lockLost = (reason: string) => Effect.sync(() => exitNow(`lost its locks: 
 /** Runs a runner until the process is told to stop (SIGTERM, SIGINT): then it lets its shards go and exits. */
 export const serve = (options: ServeOptions) =>
   Effect.gen(function* () {
-    const sql = DurableStore.sqlLayer({ _tag: "Postgres", url: options.database })
+    // every connection of this runner is named with its tag, for the watcher to end them all once it is gone
+    const tag = RunnerWatch.runnerTag({ host: options.runnerHost, port: options.runnerPort })
+    const sql = DurableStore.sqlLayer({ _tag: "Postgres", url: options.database }, SessionLease.processName(tag))
     const token = yield* ServeToken.resolve(
       options.tokenFile,
       process.env[ServeToken.tokenVariable],
@@ -673,7 +676,7 @@ export const serve = (options: ServeOptions) =>
     yield* Layer.launch(
       app.pipe(
         Layer.provide(NodeHttpServer.layer(createServer, { host: options.host, port: options.port })),
-        Layer.provide(DurableSession.layer(sessionBody).pipe(Layer.provide(SessionLease.layer))),
+        Layer.provide(DurableSession.layer(sessionBody).pipe(Layer.provide(SessionLease.layerNamed(tag)))),
         // one listening connection per runner, for its event streams and its sessions' interrupts
         Layer.provideMerge(Layer.scoped(SessionChanges, Effect.flatMap(PgClient.PgClient, SessionEvents.changes))),
         Layer.provideMerge(DurableStore.runnerLayer({ host: options.runnerHost, port: options.runnerPort }, lockLost)),
