@@ -551,9 +551,19 @@ class Draft {
     return changed
   }
 
+  /**
+   * What the planner sees of a call that is still queued (its claim, or `notReady` while it waits for dependencies);
+   * undefined when it is not queued. Unlike `progressAt`, it builds nothing for a call queued as it arrived.
+   */
+  private candidateAt(index: number): Ready | typeof notReady | undefined {
+    const progress = this.progress.get(index)
+    if (progress === undefined) return this.log[index].ready ?? notReady
+    return progress._tag === "Queued" ? (progress.ready ?? notReady) : undefined
+  }
+
   /** Starts the queued calls the planner picks. */
   private admit(): void {
-    while (this.firstQueued < this.arrived && this.progressAt(this.firstQueued)._tag !== "Queued") this.firstQueued++
+    while (this.firstQueued < this.arrived && this.candidateAt(this.firstQueued) === undefined) this.firstQueued++
     if (this.firstQueued === this.arrived || this.running.length >= this.settings.cap) return
     const picked = plan(this)
     if (picked.length === 0) return
@@ -569,8 +579,8 @@ class Draft {
 
   *queued(): Generator<Ready | { readonly ready: false }> {
     for (let i = this.firstQueued; i < this.arrived; i++) {
-      const progress = this.progressAt(i)
-      if (progress._tag === "Queued") yield progress.ready ?? notReady
+      const candidate = this.candidateAt(i)
+      if (candidate !== undefined) yield candidate
     }
   }
 
@@ -671,12 +681,18 @@ const summaryOf = (tool: Tool.Any, input: unknown): string => {
 }
 
 /** The result event of a completed call. */
-const resultEvent = (id: string, outcome: Outcome, t_ms: number): ResultEvent => ({
-  type: "tool_result",
-  tool_use_id: id,
-  content: outcome.content,
-  is_error: outcome.isError,
-  t_ms,
-  ...(outcome.continue ? {} : { continue: false }),
-  ...(outcome.stopReason !== undefined ? { stopReason: outcome.stopReason } : {})
-})
+const resultEvent = (id: string, outcome: Outcome, t_ms: number): ResultEvent => {
+  const event = {
+    type: "tool_result",
+    tool_use_id: id,
+    content: outcome.content,
+    is_error: outcome.isError,
+    t_ms
+  } as const
+  if (outcome.continue && outcome.stopReason === undefined) return event
+  return {
+    ...event,
+    ...(outcome.continue ? {} : { continue: false }),
+    ...(outcome.stopReason !== undefined ? { stopReason: outcome.stopReason } : {})
+  }
+}

@@ -107,7 +107,8 @@ class Link implements CallPipeline.Links {
     id: string,
     emit: Sink<unknown>["emit"] | undefined,
     now: () => number,
-    readonly interrupted: Effect.Effect<void>
+    readonly interrupted: Effect.Effect<void>,
+    readonly context: Ref.Ref<Tool.SessionContext>
   ) {
     this.progress =
       emit === undefined
@@ -221,11 +222,15 @@ export const run: <E>(
   const fibers = yield* FiberSet.make<unknown, unknown>()
   // Calls start at once, in the owner's turn, rather than at the scheduler's next one: a call that finishes
   // without waiting has posted its exit before the owner reads its inbox again, which saves the owner a wake per call.
-  const fork = yield* FiberSet.runtime(fibers)<never>()
+  // The runtime is taken interruptible, so that every call's fiber starts interruptible (even when the execution was
+  // started under a mask) without an `Effect.interruptible` of its own.
+  const fork = yield* Effect.interruptible(FiberSet.runtime(fibers)<never>())
   const send = (message: Inbound<Failure<E>>) => inbox.offer(message)
   const interrupted = options.control === undefined ? Effect.never : Deferred.await(options.control.interrupted)
   const live = new Map<number, Live>()
   const emitProgress = sink.detailed ? sink.emit : undefined
+  // the calls' fibers get this fiber's FiberRefs (the runtime above), so their session context is this one
+  const context = yield* currentContext(env.session)
 
   /**
    * Starts a call: its `execute_tool` span, then its pipeline in a fiber of its own, which tells the owner its exit.
@@ -235,11 +240,11 @@ export const run: <E>(
   const startCall = (starter: Starter | undefined, start: ExecutionStep.Start) => {
     const { call, index, queuedAt } = start.call
     Metrics.callStarted(call.name, start.startedAt - queuedAt)
-    const link = new Link(call.id, emitProgress, now, interrupted)
+    const link = new Link(call.id, emitProgress, now, interrupted, context)
     const tracing = starter?.start(start.call.tool, call.name, call.id, start.startedAt - queuedAt)
     link.tracing = tracing
     const started = { call, tool: start.call.tool!, input: start.input }
-    const running = Effect.onExit(Effect.interruptible(env.pipeline.run(started, link)), (exit) => {
+    const running = Effect.onExit(env.pipeline.run(started, link), (exit) => {
       tracing?.ended(exit)
       return send({ _tag: "Exited", index, exit, ran: link.outcome, t: now() })
     })
