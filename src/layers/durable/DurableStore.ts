@@ -87,10 +87,17 @@ export const withServerKeepalives = (url: string): string => {
 /** The client side of the same: TCP keepalive on every connection's socket, probes after 5 s idle. */
 const keepAliveSocket = (): Net.Socket => new Net.Socket().setKeepAlive(true, 5_000)
 
-/** The SQL client of a location (the SQLite file's directory is made). */
-export const sqlLayer = (location: Location): Layer.Layer<SqlClient.SqlClient, unknown> => {
+/**
+ * The SQL client of a location (the SQLite file's directory is made); a PostgreSQL client's connections carry
+ * `applicationName` when given.
+ */
+export const sqlLayer = (location: Location, applicationName?: string): Layer.Layer<SqlClient.SqlClient, unknown> => {
   if (location._tag === "Postgres") {
-    return PgClient.layer({ url: Redacted.make(withServerKeepalives(location.url)), stream: keepAliveSocket })
+    return PgClient.layer({
+      url: Redacted.make(withServerKeepalives(location.url)),
+      stream: keepAliveSocket,
+      applicationName
+    })
   }
   return Layer.unwrapEffect(
     Effect.map(loadSqlite, (SqliteClient) => {

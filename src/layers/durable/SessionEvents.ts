@@ -180,6 +180,12 @@ export const kindOf = (line: string): { readonly id: string } | { readonly kind:
   }
 }
 
+/**
+ * What is sent on `channel` when an interrupt of a session is asked for: not the session's id, so that its event
+ * streams are not woken for it.
+ */
+export const interruptKey = (sessionId: string): string => `interrupt:${sessionId}`
+
 /** Records that the user asked to interrupt the session's run of its prompt number `prompt` (0 is the first). */
 export const requestInterrupt = (sessionId: string, prompt: number) =>
   Effect.flatMap(
