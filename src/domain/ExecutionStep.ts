@@ -98,10 +98,33 @@ export type Message =
       readonly ran: Outcome | undefined
       readonly t: number
     }
+  /**
+   * Several calls' fibers ended, in this order: one step for all of them, as if they had ended at the same moment
+   * (the state comes to rest once, after the last; state events come grouped by kind).
+   */
+  | {
+      readonly _tag: "ExitedAll"
+      readonly exits: ReadonlyArray<{
+        readonly index: number
+        readonly exit: Exit.Exit<Outcome>
+        readonly ran: Outcome | undefined
+      }>
+      readonly t: number
+    }
   /** A user interrupt (`all: false`: only calls whose tool cancels on interrupt) or a hard abort (`all: true`). */
   | { readonly _tag: "Interrupt"; readonly all: boolean; readonly t: number }
   /** No more calls come; dependencies on calls that never came now fail. */
   | { readonly _tag: "InputEnded"; readonly t: number }
+  /**
+   * A whole batch: its calls arrive in order and the input ends, in one step (the state comes to rest once, not
+   * after each call). Its state events are those of the calls' arrivals one by one, grouped by kind.
+   */
+  | {
+      readonly _tag: "Batch"
+      readonly calls: ReadonlyArray<{ readonly call: ToolCall; readonly tool: Tool.Any | undefined }>
+      readonly discovered: ReadonlySet<string>
+      readonly t: number
+    }
   /** Nothing more is yielded: running calls are interrupted, queued ones never start. */
   | { readonly _tag: "Discard"; readonly t: number }
 
@@ -254,10 +277,17 @@ export const step = (state: State, message: Message): readonly [State, Commands]
     case "Exited":
       draft.exited(message.index, message.exit, message.ran)
       break
+    case "ExitedAll":
+      for (const { index, exit, ran } of message.exits) draft.exited(index, exit, ran)
+      break
     case "Interrupt":
       draft.interrupt(message.all)
       break
     case "InputEnded":
+      draft.inputEnded = true
+      break
+    case "Batch":
+      for (const { call, tool } of message.calls) draft.arrive(call, tool, message.discovered)
       draft.inputEnded = true
       break
     case "Discard":

@@ -148,6 +148,30 @@ interface Owning<E> {
 }
 
 /**
+ * The messages taken at once, with each run of `Exited` messages as one `ExitedAll` (one step for calls that ended
+ * together). Only when nobody reads state events: their order within such a step is grouped by kind.
+ */
+const groupExits = <E>(taken: Iterable<Inbound<E>>): Array<Inbound<E>> => {
+  const grouped: Array<Inbound<E>> = []
+  let exits: Array<Extract<Inbound<E>, { readonly _tag: "Exited" }>> = []
+  const flush = () => {
+    if (exits.length === 1) grouped.push(exits[0])
+    else if (exits.length > 1) grouped.push({ _tag: "ExitedAll", exits, t: exits[exits.length - 1].t })
+    exits = []
+  }
+  for (const message of taken) {
+    if (message._tag === "Exited") {
+      exits.push(message)
+    } else {
+      flush()
+      grouped.push(message)
+    }
+  }
+  flush()
+  return grouped
+}
+
+/**
  * The owner: the only fiber that holds the state. It folds its inbox through `ExecutionStep.step` and carries
  * out each step's commands in order: modifiers, events, starts, ended calls, interrupts. One generator function for
  * every execution (`Effect.fnUntraced` at module level): an `Effect.gen` made per execution cost about 2 µs of CPU.
@@ -191,7 +215,8 @@ const own: <E>(o: Owning<E>, initial: Array<Inbound<Failure<E>>>) => Effect.Effe
       }
       if (commands.finished) return yield* sink.end(failure)
     }
-    messages = (yield* o.inbox.takeAll)[0]
+    const [taken] = yield* o.inbox.takeAll
+    messages = sink.detailed ? taken : groupExits(taken)
   }
 })
 
@@ -323,14 +348,24 @@ export const run: <E>(
     // A whole batch arrives at once (it was checked as a whole before): no input fiber, one lookup per name.
     const known = yield* discovered
     const tools = new Map<string, Tool.Any | undefined>()
-    const arrivals: Array<Inbound<Failure<E>>> = []
+    const arrivals: Array<{ readonly call: ToolCall; readonly tool: Tool.Any | undefined }> = []
     for (const call of input.calls) {
       if (!tools.has(call.name)) tools.set(call.name, Option.getOrUndefined(yield* lookup(call.name)))
-      arrivals.push({ _tag: "Arrive", call, tool: tools.get(call.name), discovered: known, t: now() })
+      arrivals.push({ call, tool: tools.get(call.name) })
     }
-    arrivals.push({ _tag: "InputEnded", t: now(), failure: Option.none() })
-    if (inline) return yield* owner(arrivals)
-    yield* Effect.forkScoped(owner(arrivals))
+    // When nobody reads state events, the batch arrives in one step (the state comes to rest once, not after each
+    // call: 10 steps fewer per batch of 10, about 2 kB of garbage less per call). With every event read, each call
+    // arrives in a step of its own, so that its queued and executing events keep their order.
+    const messages: Array<Inbound<Failure<E>>> = sink.detailed
+      ? [
+          ...arrivals.map(
+            ({ call, tool }): Inbound<Failure<E>> => ({ _tag: "Arrive", call, tool, discovered: known, t: now() })
+          ),
+          { _tag: "InputEnded", t: now(), failure: Option.none() }
+        ]
+      : [{ _tag: "Batch", calls: arrivals, discovered: known, t: now() }]
+    if (inline) return yield* owner(messages)
+    yield* Effect.forkScoped(owner(messages))
   } else {
     const check = makeStreamCheck()
     const feed = Stream.runForEach(input.calls, (call) => {
