@@ -15,7 +15,9 @@ import * as ChildProcess from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { Effect } from "effect"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Redacted } from "effect"
 import * as MessagesServer from "../test/fixtures/MessagesServer.js"
 import * as NetNamespaces from "../test/fixtures/NetNamespaces.js"
 import * as Postgres from "../test/fixtures/Postgres.js"
@@ -159,6 +161,25 @@ const program = Effect.gen(function* () {
     [local, cut, killed].map((r) => r.output()).join("\n----\n")
   )
   const after = yield* Effect.promise(runners)
+  // what the engine stored for the sessions that did not end (their messages without a final reply), for a post-mortem
+  const stuck = after.filter((x) => x.state === "running" || x.state === "starting").map((x) => ids[x.s])
+  if (stuck.length > 0) {
+    const rows = yield* Effect.flatMap(
+      SqlClient.SqlClient,
+      (
+        sql
+      ) => sql`SELECT m.id, m.shard_id, m.entity_id, m.tag, m.payload, m.processed, m.last_read, m.message_id, m.kind, m.request_id,
+          (SELECT string_agg(r.kind::text || ':' || left(r.payload, 120), ' | ') FROM cluster_replies r
+            WHERE r.request_id = m.id) AS replies
+        FROM cluster_messages m
+        WHERE m.entity_id IN (SELECT entity_id FROM cluster_messages WHERE tag = 'run' AND payload::jsonb->>'sessionId' IN ${sql.in(stuck)})
+        ORDER BY m.id`
+    ).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(database) })), Effect.scoped, Effect.orDie)
+    Fs.writeFileSync(
+      Path.join(Os.tmpdir(), "serve-acceptance-stuck.json"),
+      JSON.stringify({ sessions: stuck, messages: rows }, (_, v) => (typeof v === "bigint" ? String(v) : v), 1)
+    )
+  }
   const ran = new Map<string, number>()
   for (const line of Fs.readFileSync(Path.join(dir, "calls.txt"), "utf8").split("\n")) {
     if (line !== "") ran.set(line, (ran.get(line) ?? 0) + 1)

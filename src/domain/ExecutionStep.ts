@@ -98,10 +98,33 @@ export type Message =
       readonly ran: Outcome | undefined
       readonly t: number
     }
+  /**
+   * Several calls' fibers ended, in this order: one step for all of them, as if they had ended at the same moment
+   * (the state comes to rest once, after the last; state events come grouped by kind).
+   */
+  | {
+      readonly _tag: "ExitedAll"
+      readonly exits: ReadonlyArray<{
+        readonly index: number
+        readonly exit: Exit.Exit<Outcome>
+        readonly ran: Outcome | undefined
+      }>
+      readonly t: number
+    }
   /** A user interrupt (`all: false`: only calls whose tool cancels on interrupt) or a hard abort (`all: true`). */
   | { readonly _tag: "Interrupt"; readonly all: boolean; readonly t: number }
   /** No more calls come; dependencies on calls that never came now fail. */
   | { readonly _tag: "InputEnded"; readonly t: number }
+  /**
+   * A whole batch: its calls arrive in order and the input ends, in one step (the state comes to rest once, not
+   * after each call). Its state events are those of the calls' arrivals one by one, grouped by kind.
+   */
+  | {
+      readonly _tag: "Batch"
+      readonly calls: ReadonlyArray<{ readonly call: ToolCall; readonly tool: Tool.Any | undefined }>
+      readonly discovered: ReadonlySet<string>
+      readonly t: number
+    }
   /** Nothing more is yielded: running calls are interrupted, queued ones never start. */
   | { readonly _tag: "Discard"; readonly t: number }
 
@@ -254,10 +277,17 @@ export const step = (state: State, message: Message): readonly [State, Commands]
     case "Exited":
       draft.exited(message.index, message.exit, message.ran)
       break
+    case "ExitedAll":
+      for (const { index, exit, ran } of message.exits) draft.exited(index, exit, ran)
+      break
     case "Interrupt":
       draft.interrupt(message.all)
       break
     case "InputEnded":
+      draft.inputEnded = true
+      break
+    case "Batch":
+      for (const { call, tool } of message.calls) draft.arrive(call, tool, message.discovered)
       draft.inputEnded = true
       break
     case "Discard":
@@ -551,9 +581,19 @@ class Draft {
     return changed
   }
 
+  /**
+   * What the planner sees of a call that is still queued (its claim, or `notReady` while it waits for dependencies);
+   * undefined when it is not queued. Unlike `progressAt`, it builds nothing for a call queued as it arrived.
+   */
+  private candidateAt(index: number): Ready | typeof notReady | undefined {
+    const progress = this.progress.get(index)
+    if (progress === undefined) return this.log[index].ready ?? notReady
+    return progress._tag === "Queued" ? (progress.ready ?? notReady) : undefined
+  }
+
   /** Starts the queued calls the planner picks. */
   private admit(): void {
-    while (this.firstQueued < this.arrived && this.progressAt(this.firstQueued)._tag !== "Queued") this.firstQueued++
+    while (this.firstQueued < this.arrived && this.candidateAt(this.firstQueued) === undefined) this.firstQueued++
     if (this.firstQueued === this.arrived || this.running.length >= this.settings.cap) return
     const picked = plan(this)
     if (picked.length === 0) return
@@ -569,8 +609,8 @@ class Draft {
 
   *queued(): Generator<Ready | { readonly ready: false }> {
     for (let i = this.firstQueued; i < this.arrived; i++) {
-      const progress = this.progressAt(i)
-      if (progress._tag === "Queued") yield progress.ready ?? notReady
+      const candidate = this.candidateAt(i)
+      if (candidate !== undefined) yield candidate
     }
   }
 
@@ -671,12 +711,18 @@ const summaryOf = (tool: Tool.Any, input: unknown): string => {
 }
 
 /** The result event of a completed call. */
-const resultEvent = (id: string, outcome: Outcome, t_ms: number): ResultEvent => ({
-  type: "tool_result",
-  tool_use_id: id,
-  content: outcome.content,
-  is_error: outcome.isError,
-  t_ms,
-  ...(outcome.continue ? {} : { continue: false }),
-  ...(outcome.stopReason !== undefined ? { stopReason: outcome.stopReason } : {})
-})
+const resultEvent = (id: string, outcome: Outcome, t_ms: number): ResultEvent => {
+  const event = {
+    type: "tool_result",
+    tool_use_id: id,
+    content: outcome.content,
+    is_error: outcome.isError,
+    t_ms
+  } as const
+  if (outcome.continue && outcome.stopReason === undefined) return event
+  return {
+    ...event,
+    ...(outcome.continue ? {} : { continue: false }),
+    ...(outcome.stopReason !== undefined ? { stopReason: outcome.stopReason } : {})
+  }
+}

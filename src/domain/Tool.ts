@@ -190,11 +190,14 @@ export const provide = <I, O, E, R>(tool: Tool<I, O, E, R>, context: Context.Con
     checked = outer
     return holds
   }
+  // the fiber's context read in the fiber's own step (`withFiberRuntime`), not `contextWithEffect`'s two
   return {
     ...tool,
     call: (input, ctx) =>
-      Effect.contextWithEffect((outer: Context.Context<never>) =>
-        holdsAll(outer) ? call(input, ctx) : Effect.provide(call(input, ctx), context as Context.Context<never>)
+      Effect.withFiberRuntime((fiber) =>
+        holdsAll(fiber.currentContext)
+          ? call(input, ctx)
+          : Effect.provide(call(input, ctx), context as Context.Context<never>)
       )
   }
 }

@@ -18,14 +18,17 @@ import { NodeHttpServer } from "@effect/platform-node"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
 import * as DurableDeferred from "@effect/workflow/DurableDeferred"
-import { Cause, Chunk, Console, Effect, Layer, Option, PubSub, Schedule, Schema, Stream } from "effect"
+import { WorkflowInstance } from "@effect/workflow/WorkflowEngine"
+import { Cause, Chunk, Console, Context, Effect, Layer, Option, PubSub, Schedule, Schema, Stream } from "effect"
 import { InvalidInputError } from "../domain/Errors.js"
 import { permissionModes } from "../domain/Permission.js"
 import * as PermissionRule from "../domain/PermissionRule.js"
 import * as ServeAccess from "../domain/ServeAccess.js"
 import * as CallProcesses from "../layers/durable/CallProcesses.js"
 import * as DurableSession from "../layers/durable/DurableSession.js"
+import * as DurableStep from "../layers/durable/DurableStep.js"
 import * as DurableStore from "../layers/durable/DurableStore.js"
+import * as RunnerWatch from "../layers/durable/RunnerWatch.js"
 import * as SessionEvents from "../layers/durable/SessionEvents.js"
 import * as SessionLease from "../layers/durable/SessionLease.js"
 import * as ToolVersionPins from "../layers/durable/ToolVersionPins.js"
@@ -87,13 +90,30 @@ const promptsOf = (id: string) =>
     )
   )
 
-/** The user's interrupts of prompt `n` of a session, as the agent loop takes them: polled from the database. */
-const interruptsOf = (sql: SqlClient.SqlClient, id: string, n: number): Stream.Stream<void> =>
-  Stream.repeatEffectWithSchedule(
-    SessionEvents.interruptRequested(id, n).pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.orDie),
-    Schedule.spaced("250 millis")
+/** The changes of sessions this runner hears (`SessionEvents.changes`): event streams and interrupts wait on it. */
+class SessionChanges extends Context.Tag("armature/SessionChanges")<SessionChanges, PubSub.PubSub<string>>() {}
+
+/**
+ * The user's interrupts of prompt `n` of a session, as the agent loop takes them: read from the database once, then
+ * each time a notification says one was asked for (`SessionEvents.interruptKey`), and every 5 s without one in case
+ * a notification was lost. (It was read every 250 ms for each running session: most of a loaded runner's statements.)
+ */
+const interruptsOf = (sql: SqlClient.SqlClient, changes: PubSub.PubSub<string>, id: string, n: number) =>
+  Stream.unwrapScoped(
+    Effect.map(PubSub.subscribe(changes), (woken) => {
+      const asked = SessionEvents.interruptRequested(id, n).pipe(
+        Effect.provideService(SqlClient.SqlClient, sql),
+        Effect.orDie
+      )
+      const key = SessionEvents.interruptKey(id)
+      const next = woken.take.pipe(
+        Effect.repeat({ until: (changed) => changed === key }),
+        Effect.timeoutOption("5 seconds")
+      )
+      return Stream.concat(Stream.fromEffect(asked), Stream.repeatEffect(Effect.zipRight(next, asked)))
+    })
   ).pipe(
-    Stream.filter((asked) => asked),
+    Stream.filter((yes) => yes),
     Stream.take(1),
     Stream.map((): void => undefined)
   )
@@ -106,13 +126,19 @@ const interruptsOf = (sql: SqlClient.SqlClient, id: string, n: number): Stream.S
 /** The sessions whose workflow body runs in this process now (for `GET /runner`). */
 const runningHere = new Set<string>()
 
-const sessionBody = (sessionId: string) =>
-  Effect.gen(function* () {
+const sessionBody = (sessionId: string) => {
+  // the stored values of the session's steps, read once the lease is held (until then, none)
+  const steps = new Map<string, unknown>()
+  const stored = DurableStep.StoredSteps.of({
+    get: (name) => (steps.has(name) ? Option.some(steps.get(name)) : Option.none())
+  })
+  return Effect.gen(function* () {
     yield* Effect.acquireRelease(
       Effect.sync(() => void runningHere.add(sessionId)),
       () => Effect.sync(() => void runningHere.delete(sessionId))
     )
     const sql = yield* SqlClient.SqlClient
+    const changes = yield* SessionChanges
     // one owner: a `resume` of the session (or a runner cut off from the others that still runs it) is let finish
     yield* waitForLease(sessionId)
     // a new session is taken up once; one given up as never started (its runner died) stays so and runs nothing
@@ -122,6 +148,13 @@ const sessionBody = (sessionId: string) =>
     if (!claimed && record.value.state === DurableStore.notStarted) {
       return yield* Effect.logWarning(`armature serve: session ${sessionId} was given up before it started`)
     }
+    // what the replay will find stored, read at once: the steps (each a statement or two through the engine) and the
+    // places of the lines already stored (each a statement to store again for nothing)
+    const instance = yield* WorkflowInstance
+    for (const [name, value] of yield* DurableStore.storedSteps(instance.workflow.name, instance.executionId)) {
+      steps.set(name, value)
+    }
+    const places = yield* SessionEvents.storedPlaces(sessionId)
     const args = decodeArgs(record.value.args)
     const prompts = yield* promptsOf(sessionId)
     // what an execution that died (this runner's or another's) left running is gone before this one goes on
@@ -134,7 +167,7 @@ const sessionBody = (sessionId: string) =>
           Effect.orDie
         )
     })
-    const events = yield* SessionEvents.console(sessionId, position)
+    const events = yield* SessionEvents.console(sessionId, position, places)
     // the conversation as a transcript in memory: each run continues from the lines of the runs before it
     const entries: Array<TranscriptEntry> = []
     for (let n = 0; ; n++) {
@@ -156,7 +189,7 @@ const sessionBody = (sessionId: string) =>
       const subtype = yield* Effect.zipRight(
         ToolVersionPins.pin,
         runAgent({ ...args, prompt }, audit, {
-          interrupts: latest ? interruptsOf(sql, sessionId, n) : Stream.never,
+          interrupts: latest ? interruptsOf(sql, changes, sessionId, n) : Stream.never,
           exitCode: false
         })
       ).pipe(
@@ -197,7 +230,8 @@ const sessionBody = (sessionId: string) =>
         yield* SessionEvents.changed(sessionId)
       }
     }
-  }).pipe(Effect.scoped)
+  }).pipe(Effect.scoped, Effect.provideService(DurableStep.StoredSteps, stored))
+}
 
 /** How long a new session may wait to be taken up by a runner before it is given up as never started. */
 const startGraceMs = 60_000
@@ -535,6 +569,7 @@ const router = (options: ServeOptions, changes: PubSub.PubSub<string>) => {
         }
         const prompts = yield* Effect.orDie(promptsOf(record.id))
         yield* Effect.orDie(SessionEvents.requestInterrupt(record.id, prompts - 1))
+        yield* Effect.orDie(SessionEvents.changed(SessionEvents.interruptKey(record.id)))
         return HttpServerResponse.unsafeJson({ session_id: record.id, interrupted: prompts - 1 }, { status: 202 })
       })
     ),
@@ -579,7 +614,9 @@ const lockLost = (reason: string) => Effect.sync(() => exitNow(`lost its locks: 
 /** Runs a runner until the process is told to stop (SIGTERM, SIGINT): then it lets its shards go and exits. */
 export const serve = (options: ServeOptions) =>
   Effect.gen(function* () {
-    const sql = DurableStore.sqlLayer({ _tag: "Postgres", url: options.database })
+    // every connection of this runner is named with its tag, for the watcher to end them all once it is gone
+    const tag = RunnerWatch.runnerTag({ host: options.runnerHost, port: options.runnerPort })
+    const sql = DurableStore.sqlLayer({ _tag: "Postgres", url: options.database }, SessionLease.processName(tag))
     const token = yield* ServeToken.resolve(
       options.tokenFile,
       process.env[ServeToken.tokenVariable],
@@ -596,6 +633,7 @@ export const serve = (options: ServeOptions) =>
       yield* DurableStore.withSchemaLock(
         Effect.gen(function* () {
           yield* DurableStore.clusterTables
+          yield* DurableStore.stepsIndex
           yield* DurableStore.list
           yield* SessionEvents.ensureTables
           yield* ensurePromptsColumn
@@ -613,11 +651,7 @@ export const serve = (options: ServeOptions) =>
       )
     )
     const app = Layer.mergeAll(
-      Layer.unwrapScoped(
-        Effect.map(Effect.flatMap(PgClient.PgClient, SessionEvents.changes), (changes) =>
-          HttpServer.serve(guarded(router(options, changes)))
-        )
-      ),
+      Layer.unwrapEffect(Effect.map(SessionChanges, (changes) => HttpServer.serve(guarded(router(options, changes))))),
       Layer.effectDiscard(
         Effect.flatMap(
           HttpServer.addressFormattedWith((address) => Effect.succeed(address)),
@@ -642,7 +676,9 @@ export const serve = (options: ServeOptions) =>
     yield* Layer.launch(
       app.pipe(
         Layer.provide(NodeHttpServer.layer(createServer, { host: options.host, port: options.port })),
-        Layer.provide(DurableSession.layer(sessionBody).pipe(Layer.provide(SessionLease.layer))),
+        Layer.provide(DurableSession.layer(sessionBody).pipe(Layer.provide(SessionLease.layerNamed(tag)))),
+        // one listening connection per runner, for its event streams and its sessions' interrupts
+        Layer.provideMerge(Layer.scoped(SessionChanges, Effect.flatMap(PgClient.PgClient, SessionEvents.changes))),
         Layer.provideMerge(DurableStore.runnerLayer({ host: options.runnerHost, port: options.runnerPort }, lockLost)),
         Layer.provideMerge(sql)
       )

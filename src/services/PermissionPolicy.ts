@@ -27,20 +27,18 @@ export class PermissionPolicy extends Context.Tag("armature/PermissionPolicy")<
   }
 >() {}
 
+/** allowAll's decision, the same for every call: made once. */
+const allowed: Effect.Effect<PermissionDecision> = Effect.succeed({
+  behavior: "allow",
+  message: "",
+  reason: "every call is allowed (allowAll policy)",
+  rule: null,
+  source: null,
+  trace: [{ step: "allowAll", outcome: "allow", reason: "every call is allowed (allowAll policy)" }]
+})
+
 /** A policy that allows every call: for tests and for applications that decide elsewhere. */
 export const allowAll = Layer.succeed(
   PermissionPolicy,
-  PermissionPolicy.of({
-    mode: "bypassPermissions",
-    decide: () =>
-      Effect.succeed({
-        behavior: "allow",
-        message: "",
-        reason: "every call is allowed (allowAll policy)",
-        rule: null,
-        source: null,
-        trace: [{ step: "allowAll", outcome: "allow", reason: "every call is allowed (allowAll policy)" }]
-      }),
-    isToolDenied: () => false
-  })
+  PermissionPolicy.of({ mode: "bypassPermissions", decide: () => allowed, isToolDenied: () => false })
 )

@@ -32,9 +32,12 @@ export const contextOverride: FiberRef.FiberRef<Option.Option<Ref.Ref<Tool.Sessi
   Option.none()
 )
 
+/** The context calls use under a fiber's `contextOverride`: the override, else the session's. */
+export const contextUnder = (
+  session: Session["Type"],
+  override: Option.Option<Ref.Ref<Tool.SessionContext>>
+): Ref.Ref<Tool.SessionContext> => (Option.isSome(override) ? override.value : session.context)
+
 /** The context the calls of this fiber use: the override, else the session's. */
 export const currentContext = (session: Session["Type"]): Effect.Effect<Ref.Ref<Tool.SessionContext>> =>
-  Effect.map(
-    FiberRef.get(contextOverride),
-    Option.getOrElse(() => session.context)
-  )
+  Effect.map(FiberRef.get(contextOverride), (override) => contextUnder(session, override))

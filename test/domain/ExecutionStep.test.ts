@@ -117,7 +117,9 @@ const drive = (
     message: ExecutionStep.Message,
     after: ExecutionStep.State,
     commands: ExecutionStep.Commands
-  ) => void
+  ) => void,
+  /** Consecutive exits are stepped as one `ExitedAll` message (as the owner of a collected batch does). */
+  groupExits = false
 ): Run => {
   const run: Run = {
     calls: [],
@@ -166,8 +168,14 @@ const drive = (
     if (script.scheduling === "partition" && kinds.some((k) => !isSafe(k))) expect(kinds.length).toBe(1)
   }
   let ended = false
+  let exits: Array<{ readonly index: number; readonly exit: Exit.Exit<Outcome>; readonly ran: undefined }> = []
+  const flush = () => {
+    if (exits.length > 0 && !run.discarded) apply({ _tag: "ExitedAll", exits, t })
+    exits = []
+  }
   for (const move of script.moves) {
     t += 10
+    if (groupExits && move._tag !== "Exit") flush()
     if (run.discarded) break
     switch (move._tag) {
       case "Arrive": {
@@ -180,7 +188,7 @@ const drive = (
         break
       }
       case "Exit": {
-        const running = [...run.running.entries()]
+        const running = [...run.running.entries()].filter(([i]) => !exits.some((e) => e.index === i))
         if (running.length === 0) break
         const [index, { interrupted }] = running[move.pick % running.length]
         const exit: Exit.Exit<Outcome> = interrupted
@@ -190,7 +198,8 @@ const drive = (
             : move.how === "fail"
               ? Exit.succeed(failed)
               : Exit.failCause(Cause.die("boom"))
-        apply({ _tag: "Exited", index, exit, ran: undefined, t })
+        if (groupExits) exits.push({ index, exit, ran: undefined })
+        else apply({ _tag: "Exited", index, exit, ran: undefined, t })
         break
       }
       case "Interrupt":
@@ -205,6 +214,7 @@ const drive = (
         break
     }
   }
+  flush()
   // the rest of the run: the input ends and every running call exits, oldest first
   if (!run.discarded) {
     t += 10
@@ -243,6 +253,21 @@ describe("ExecutionStep.step", () => {
     [scriptArb],
     ([script]) => {
       const run = drive(script)
+      const ids = results(run).map((e) => e.tool_use_id)
+      expect(ids).toEqual(run.calls.slice(0, ids.length).map((c) => c.id))
+      if (!run.discarded) {
+        expect(ids.length).toBe(run.calls.length)
+        expect(run.finished).toBe(true)
+      }
+    },
+    many
+  )
+
+  it.prop(
+    "calls that ended together, stepped as one ExitedAll message: results in request order, one per call",
+    [scriptArb],
+    ([script]) => {
+      const run = drive(script, undefined, true)
       const ids = results(run).map((e) => e.tool_use_id)
       expect(ids).toEqual(run.calls.slice(0, ids.length).map((c) => c.id))
       if (!run.discarded) {
@@ -394,6 +419,72 @@ describe("ExecutionStep.step", () => {
       const started = run.events.flatMap((e) => (e.type === "state" && e.state === "executing" ? [e.tool_use_id] : []))
       const indices = started.map((id) => Number(id.slice(1)))
       expect(indices).toEqual([...indices].sort((a, b) => a - b))
+    },
+    many
+  )
+})
+
+describe("ExecutionStep.step, a whole batch", () => {
+  const arrivalArb = fc.record({
+    kind: fc.constantFrom<Kind>("Read", "Read", "Write", "Bash", "Cancel", "Nope"),
+    bad: fc.boolean().map((b) => b && Math.random() < 0.2),
+    path: fc.option(fc.constantFrom("/a", "/a/b", "/c"), { nil: undefined })
+  })
+  const batchArb = fc.record({
+    arrivals: fc.array(arrivalArb, { minLength: 1, maxLength: 12 }),
+    cap: fc.integer({ min: 1, max: 5 }),
+    scheduling: fc.constantFrom<Scheduling>("partition", "resources"),
+    cancellation: fc.constantFrom<ExecutionStep.CancellationPolicy>("declared", "any-error", "none"),
+    detailed: fc.boolean()
+  })
+
+  /** Everything a step's commands say, state events aside. */
+  const said = (commands: ReadonlyArray<ExecutionStep.Commands>) => ({
+    start: commands.flatMap((c) => c.start.map((s) => [s.call.index, s.input])),
+    ended: commands.flatMap((c) => c.ended.map((e) => [e.call.index, e.outcome.content])),
+    results: commands.flatMap((c) => c.events.filter((e) => e.type !== "state")),
+    finished: commands.some((c) => c.finished)
+  })
+
+  it.prop(
+    "a Batch message starts, ends and yields what its calls arriving one by one and the input's end would",
+    [batchArb],
+    ([batch]) => {
+      const settings = { cap: batch.cap, scheduling: batch.scheduling, cancellation: batch.cancellation }
+      const calls = batch.arrivals.map(({ kind, bad, path }, i) => ({
+        call: {
+          type: "tool_use",
+          id: `c${i}`,
+          name: kind,
+          input: bad ? { n: "x" } : { n: i, ...(path ? { path } : {}) }
+        } satisfies ToolCall,
+        tool: tools[kind]
+      }))
+      const discovered = new Set<string>()
+      const [whole, wholeCommands] = ExecutionStep.step(ExecutionStep.make({ ...settings, detailed: batch.detailed }), {
+        _tag: "Batch",
+        calls,
+        discovered,
+        t: 10
+      })
+      let state = ExecutionStep.make({ ...settings, detailed: batch.detailed })
+      const oneByOne: Array<ExecutionStep.Commands> = []
+      for (const message of [
+        ...calls.map(({ call, tool }): ExecutionStep.Message => ({ _tag: "Arrive", call, tool, discovered, t: 10 })),
+        { _tag: "InputEnded", t: 10 } as const
+      ]) {
+        const [next, commands] = ExecutionStep.step(state, message)
+        state = next
+        oneByOne.push(commands)
+      }
+      expect(said([wholeCommands])).toEqual(said(oneByOne))
+      expect(observe(whole)).toEqual(observe(state))
+      // the same state events, grouped by kind rather than call by call
+      const states = (commands: ReadonlyArray<ExecutionStep.Commands>) =>
+        commands
+          .flatMap((c) => c.events.flatMap((e) => (e.type === "state" ? [`${e.tool_use_id} ${e.state}`] : [])))
+          .sort()
+      expect(states([wholeCommands])).toEqual(states(oneByOne))
     },
     many
   )

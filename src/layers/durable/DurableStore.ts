@@ -87,10 +87,17 @@ export const withServerKeepalives = (url: string): string => {
 /** The client side of the same: TCP keepalive on every connection's socket, probes after 5 s idle. */
 const keepAliveSocket = (): Net.Socket => new Net.Socket().setKeepAlive(true, 5_000)
 
-/** The SQL client of a location (the SQLite file's directory is made). */
-export const sqlLayer = (location: Location): Layer.Layer<SqlClient.SqlClient, unknown> => {
+/**
+ * The SQL client of a location (the SQLite file's directory is made); a PostgreSQL client's connections carry
+ * `applicationName` when given.
+ */
+export const sqlLayer = (location: Location, applicationName?: string): Layer.Layer<SqlClient.SqlClient, unknown> => {
   if (location._tag === "Postgres") {
-    return PgClient.layer({ url: Redacted.make(withServerKeepalives(location.url)), stream: keepAliveSocket })
+    return PgClient.layer({
+      url: Redacted.make(withServerKeepalives(location.url)),
+      stream: keepAliveSocket,
+      applicationName
+    })
   }
   return Layer.unwrapEffect(
     Effect.map(loadSqlite, (SqliteClient) => {
@@ -231,6 +238,55 @@ export const clusterTables = Effect.suspend(() =>
     )
   )
 ).pipe(Effect.scoped, Effect.asVoid)
+
+/**
+ * An index of the engine's message table by entity (a session's workflow is one entity), so that `storedSteps`
+ * reads one session's rows without scanning the others'. Made with the runners' tables (PostgreSQL).
+ */
+export const stepsIndex = Effect.flatMap(
+  SqlClient.SqlClient,
+  (sql) => sql`CREATE INDEX IF NOT EXISTS armature_cluster_messages_entity ON cluster_messages (entity_id)`
+)
+
+/**
+ * The stored values of the steps of one workflow execution, read in one statement from the engine's tables
+ * (`cluster_messages`, `cluster_replies` of `@effect/cluster`'s SqlMessageStorage, whose layout this follows): each
+ * activity request of the execution's entity with its final reply, kept when that reply is a completed success of
+ * the first attempt. A replay then returns those steps without asking the engine, which costs two statements a step
+ * (saving the request again, reading its reply). Anything else (a suspended or failed step, a later attempt) is left
+ * to the engine.
+ */
+export const storedSteps = (workflowName: string, executionId: string) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ request: string; reply: string }>`SELECT m.payload AS request, r.payload AS reply
+      FROM cluster_messages m JOIN cluster_replies r ON r.request_id = m.id AND r.kind = 0
+      WHERE m.entity_id = ${executionId} AND m.entity_type = ${`Workflow/${workflowName}`} AND m.tag = 'activity'`
+    const values = new Map<string, unknown>()
+    for (const row of rows) {
+      const value = completedValue(row.request, row.reply)
+      if (value !== undefined) values.set(value.name, value.value)
+    }
+    return values
+  })
+
+/** The step name and value of a stored activity request and reply, when the reply is a completed success. */
+const completedValue = (request: string, reply: string): { name: string; value: unknown } | undefined => {
+  try {
+    const payload = JSON.parse(request) as { name?: unknown; attempt?: unknown }
+    const exit = JSON.parse(reply) as {
+      _tag?: unknown
+      value?: { _tag?: unknown; exit?: { _tag?: unknown; value?: unknown } }
+    }
+    if (typeof payload.name !== "string" || payload.attempt !== 1) return undefined
+    if (exit._tag !== "Success" || exit.value?._tag !== "Complete" || exit.value.exit?._tag !== "Success") {
+      return undefined
+    }
+    return { name: payload.name, value: exit.value.exit.value }
+  } catch {
+    return undefined
+  }
+}
 
 /** What `armature sessions` shows of a session, and what `resume` needs. */
 export interface SessionRecord {

@@ -180,6 +180,12 @@ export const kindOf = (line: string): { readonly id: string } | { readonly kind:
   }
 }
 
+/**
+ * What is sent on `channel` when an interrupt of a session is asked for: not the session's id, so that its event
+ * streams are not woken for it.
+ */
+export const interruptKey = (sessionId: string): string => `interrupt:${sessionId}`
+
 /** Records that the user asked to interrupt the session's run of its prompt number `prompt` (0 is the first). */
 export const requestInterrupt = (sessionId: string, prompt: number) =>
   Effect.flatMap(
@@ -196,12 +202,28 @@ export const interruptRequested = (sessionId: string, prompt: number) =>
       WHERE session_id = ${sessionId} AND prompt = ${prompt}`.pipe(Effect.map((rows) => Number(rows[0]?.n ?? 0) > 0))
   )
 
+/** A place as one string (for `storedPlaces`). */
+export const placeKey = (place: Place): string => `${place.turn}\u0000${place.attempt}\u0000${place.key}`
+
+/** The places of a session's stored lines (`placeKey`), read at once before a replay prints them again. */
+export const storedPlaces = (sessionId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ turn: number; attempt: string; key: string }>`SELECT turn, attempt, key FROM armature_event_lines
+      WHERE session_id = ${sessionId}`.pipe(
+      Effect.map((rows): ReadonlySet<string> => new Set(rows.map((r) => placeKey({ ...r, turn: Number(r.turn) }))))
+    )
+  )
+
 /**
  * A console whose `log` lines are the session's events, each stored at its place: `position` tells the turn and
  * attempt the line belongs to when it is printed. The loggers' output goes to the runner's stderr, and the rest of
  * what it is told is dropped.
  */
-export const console = (sessionId: string, position: () => Position = () => ({ turn: 0, attempt: "" })) =>
+export const console = (
+  sessionId: string,
+  position: () => Position = () => ({ turn: 0, attempt: "" }),
+  stored: ReadonlySet<string> = new Set()
+) =>
   Effect.map(SqlClient.SqlClient, (sql) => {
     // per turn and attempt, how many lines of each kind were printed
     const seen = new Map<string, number>()
@@ -218,6 +240,8 @@ export const console = (sessionId: string, position: () => Position = () => ({ t
           seen.set(counter, n)
           key = `${kind.kind}/${n}`
         }
+        // a line of a replayed turn is stored already: it would not be stored again, so it is not sent
+        if (stored.has(placeKey({ turn, attempt, key }))) return Effect.void
         return append(sessionId, { turn, attempt, key }, line).pipe(
           Effect.provideService(SqlClient.SqlClient, sql),
           Effect.orDie

@@ -164,21 +164,25 @@ const rowLeases = (sql: SqlClient.SqlClient) =>
     fence: Option.none()
   })
 
-/** How a lease connection names its process to the others (`application_name`, at most 63 bytes kept). */
-const leaseName = `armature:${self.pid}@${self.host}`.slice(0, 63)
+/**
+ * How a lease connection names its process to the others (`application_name`, at most 63 bytes kept): `armature:`,
+ * the pid, `@`, the host, and after a space whatever else its process adds (a runner's tag, RunnerWatch).
+ */
+export const processName = (suffix = ""): string =>
+  `armature:${self.pid}@${self.host}${suffix === "" ? "" : ` ${suffix}`}`.slice(0, 63)
 
 /**
  * The process whose connection holds the lock of a session now, by that connection's `application_name`
  * (`leaseName`); none when no connection holds it or the holder names itself otherwise.
  */
-const lockHolder = (sql: SqlClient.SqlClient, sessionId: string) =>
+const lockHolder = (sql: SqlClient.SqlClient, sessionId: string, leaseName: string) =>
   sql<{
     name: string | null
   }>`SELECT a.application_name AS name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
     WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 AND l.classid = ${lockClass}::bigint::oid
       AND l.objid = hashtext(${sessionId})::oid`.pipe(
     Effect.map((rows) => {
-      const named = /^armature:(\d+)@(.*)$/.exec(rows[0]?.name ?? "")
+      const named = /^armature:(\d+)@(\S*)/.exec(rows[0]?.name ?? "")
       return named === null
         ? Option.none()
         : Option.some({
@@ -192,7 +196,7 @@ const lockHolder = (sql: SqlClient.SqlClient, sessionId: string) =>
   )
 
 /** The leases of a PostgreSQL database: advisory locks on `conn`, this process's own connection for them. */
-const lockLeases = (sql: SqlClient.SqlClient, conn: SqlConnection.Connection, backendPid: number) =>
+const lockLeases = (sql: SqlClient.SqlClient, conn: SqlConnection.Connection, backendPid: number, leaseName: string) =>
   SessionLease.of({
     fence: Option.some({ backendPid }),
     take: (sessionId) =>
@@ -201,7 +205,7 @@ const lockLeases = (sql: SqlClient.SqlClient, conn: SqlConnection.Connection, ba
         if (rows[0]?.[0] !== true) {
           // the process holding the lock now, as its connection names it: the row may still name the one before
           // (the holder writes it just after taking the lock)
-          const now = yield* lockHolder(sql, sessionId)
+          const now = yield* lockHolder(sql, sessionId, leaseName)
           const holder = Option.isSome(now) ? now : yield* holderOf(sessionId)
           return yield* taken(
             sessionId,
@@ -220,23 +224,29 @@ const lockLeases = (sql: SqlClient.SqlClient, conn: SqlConnection.Connection, ba
 
 /**
  * The leases of the store of the SQL client in context: advisory locks on a connection kept for the layer's life
- * (PostgreSQL), rows otherwise.
+ * (PostgreSQL), rows otherwise. The lock connection is named `processName(suffix)`.
  */
-export const layer = Layer.scoped(
-  SessionLease,
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    yield* ensureTable
-    return yield* sql.onDialectOrElse({
-      pg: () =>
-        Effect.gen(function* () {
-          const conn = yield* sql.reserve
-          const rows = yield* conn.executeValues("SELECT pg_backend_pid(), set_config('application_name', $1, false)", [
-            leaseName
-          ])
-          return lockLeases(sql, conn, Number(rows[0]?.[0]))
-        }),
-      orElse: () => Effect.succeed(rowLeases(sql))
+export const layerNamed = (suffix: string) =>
+  Layer.scoped(
+    SessionLease,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      yield* ensureTable
+      const leaseName = processName(suffix)
+      return yield* sql.onDialectOrElse({
+        pg: () =>
+          Effect.gen(function* () {
+            const conn = yield* sql.reserve
+            const rows = yield* conn.executeValues(
+              "SELECT pg_backend_pid(), set_config('application_name', $1, false)",
+              [leaseName]
+            )
+            return lockLeases(sql, conn, Number(rows[0]?.[0]), leaseName)
+          }),
+        orElse: () => Effect.succeed(rowLeases(sql))
+      })
     })
-  })
-)
+  )
+
+/** The leases, their connection named after this process only. */
+export const layer = layerNamed("")

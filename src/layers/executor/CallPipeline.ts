@@ -1,30 +1,31 @@
 /**
  * One call's way through the engine once the scheduler has started it: validate → PreToolUse → permission
  * decision → approval → call (or cached result) → result mapping → large-result store → PostToolUse (or
- * PostToolUseFailure). Each step is a small function of its own; `run` composes them. Lookup and decoding happen
- * at arrival (the scheduler needs the decoded input to know whether the call is concurrency-safe): the lookup in
- * Execution.ts, the decoding in domain/CallInput.ts, called by domain/ExecutionStep.ts.
+ * PostToolUseFailure), read top to bottom in one generator (`runSteps`); the permission decision, the tool's body and
+ * the failure's text are functions of their own. Lookup and decoding happen at arrival (the scheduler needs the
+ * decoded input to know whether the call is concurrency-safe): the lookup in Execution.ts, the decoding in
+ * domain/CallInput.ts, called by domain/ExecutionStep.ts.
  * See docs/executor.md.
  */
-import { Cause, Duration, Effect, Either, Exit, FiberId, Option, Ref } from "effect"
+import { Cause, Duration, Effect, Either, Exit, FiberId, FiberRef, Option, Ref } from "effect"
 import type { ToolResultContent } from "../../domain/Blocks.js"
 import { decode } from "../../domain/CallInput.js"
 import type { PolicyNote, ToolCall } from "../../domain/ExecutorEvent.js"
-import type { HookEvent, HookInput, HookOutcome } from "../../domain/Hook.js"
+import { emptyOutcome, type HookEvent, type HookInput, type HookOutcome } from "../../domain/Hook.js"
 import { type HookSession, toolHookInput } from "../../domain/HookInputs.js"
 import { appendText, defectText, errorOutcome, isEmptyContent, type Outcome, refused } from "../../domain/Outcome.js"
 import type { PermissionDecision } from "../../domain/Permission.js"
 import { resourcesOf } from "../../domain/Resources.js"
-import { effectiveMode } from "../../domain/SessionMode.js"
+import { modeOf, sessionModeKey } from "../../domain/SessionMode.js"
 import * as Texts from "../../domain/Texts.js"
 import * as Tool from "../../domain/Tool.js"
 import * as ToolPolicy from "../../domain/ToolPolicy.js"
 import type { Approver } from "../../services/Approver.js"
-import { type Hooks, runIfAny } from "../../services/Hooks.js"
+import { type Hooks, noHooks, runIfAny } from "../../services/Hooks.js"
 import type { PermissionPolicy, PermissionRequest } from "../../services/PermissionPolicy.js"
 import { none as noResultCache, type ResultCache } from "../../services/ResultCache.js"
 import type { ResultStore } from "../../services/ResultStore.js"
-import { currentContext, type Session } from "../../services/Session.js"
+import { contextOverride, contextUnder, type Session } from "../../services/Session.js"
 import type { CallSpans } from "../observability/CallSpans.js"
 import * as Spans from "../observability/Spans.js"
 import type { CallPolicies } from "./CallPolicies.js"
@@ -63,6 +64,11 @@ export interface Links {
   readonly tracing?: Tracing | undefined
   /** Emits a policy event of this call (a retry, a rate-limit wait, an open circuit); absent, none is emitted. */
   readonly policy?: ((note: PolicyNote) => Effect.Effect<void>) | undefined
+  /**
+   * The session context the call reads its working directory from, when the executor looked it up once for the
+   * execution (see Session.currentContext); absent, the call looks it up itself.
+   */
+  readonly context?: Ref.Ref<Tool.SessionContext> | undefined
 }
 
 const valid: Effect.Effect<Option.Option<Outcome>> = Effect.succeed(Option.none())
@@ -186,6 +192,9 @@ const failedWith = (cause: Cause.Cause<unknown>): Ran => ({ _tag: "Failed", caus
 
 const timedOutExit = Exit.interrupt(FiberId.none)
 
+/** What an untraced body without a timeout gave, to one step: no closure made per call. */
+const untraced = { onSuccess: returned, onFailure: failedWith }
+
 /**
  * Runs a tool's body under its timeout, to what it gave (one step for the result or the failure). Traced, the body
  * runs in its `armature.tool_body` span, the parent of what the tool opens; the span ends with what the body gave
@@ -204,6 +213,7 @@ const runBody = (
           tracing.enterBody()
           return tool.call(input, ctx)
         })
+  if (tracing === undefined && Option.isNone(tool.timeout)) return Effect.matchCause(body, untraced)
   const onSuccess = (value: unknown): Ran => {
     tracing?.endStep(Exit.void)
     return returned(value)
@@ -258,31 +268,33 @@ export const invoke = (
   )
 }
 
-/** Maps a returned value to result content: the tool's `toResult`, the empty-result text, the large-result store. */
+/**
+ * Maps a returned value to result content: the tool's `toResult`, the empty-result text, the large-result store. Made
+ * when the call's fiber is about to run it (the mapping happens here, not in an `Effect.suspend` of its own).
+ */
 const mapResult = (
   services: Services,
   tool: Tool.Any,
   toolUseId: string,
   input: unknown,
   output: unknown
-): Effect.Effect<ToolResultContent> =>
-  Effect.suspend(() => {
-    let mapped: ToolResultContent
-    try {
-      mapped = tool.toResult(output)
-    } catch {
-      mapped = Tool.defaultToResult(output)
-    }
-    const stored = services.store.process({
-      toolUseId,
-      toolName: tool.name,
-      content: isEmptyContent(mapped) ? Texts.emptyResult(tool.name) : mapped,
-      maxResultSizeChars: tool.maxResultSizeChars
-    })
-    return services.cache === noResultCache || !Tool.safely(tool.isReadOnly, input)
-      ? stored
-      : Effect.tap(stored, (content) => services.cache.store(tool, input, content, resourcesOf(tool, input)))
+): Effect.Effect<ToolResultContent> => {
+  let mapped: ToolResultContent
+  try {
+    mapped = tool.toResult(output)
+  } catch {
+    mapped = Tool.defaultToResult(output)
+  }
+  const stored = services.store.process({
+    toolUseId,
+    toolName: tool.name,
+    content: isEmptyContent(mapped) ? Texts.emptyResult(tool.name) : mapped,
+    maxResultSizeChars: tool.maxResultSizeChars
   })
+  return services.cache === noResultCache || !Tool.safely(tool.isReadOnly, input)
+    ? stored
+    : Effect.tap(stored, (content) => services.cache.store(tool, input, content, resourcesOf(tool, input)))
+}
 
 /** Applies PostToolUse's answer: a replaced MCP output, and blocking feedback appended to the result. */
 export const afterPostToolUse = (tool: Tool.Any, content: ToolResultContent, post: HookOutcome): ToolResultContent => {
@@ -334,6 +346,11 @@ class Running {
     return toolHookInput(hookSession, event, { toolName: tool.name, input, toolUseId: call.id }, extra)
   }
 
+  /** `hookInputFor` as a function of its own (for the permission hooks). */
+  hookInputsFor(): (event: HookEvent, input: unknown, extra?: Record<string, unknown>) => HookInput {
+    return (event, input, extra) => this.hookInputFor(event, input, extra)
+  }
+
   /** Runs the hooks of an event on this call, building their input only when some hook listens. */
   hooks(event: HookEvent, input: unknown, extra?: Record<string, unknown>): Effect.Effect<HookOutcome> {
     return runIfAny(this.services.hooks, event, () => this.hookInputFor(event, input, extra))
@@ -347,30 +364,25 @@ const catchDefects = (cause: Cause.Cause<never>): Effect.Effect<Outcome> =>
 
 /** The pipeline over the given services. */
 export const make = (services: Services) => {
-  const { policy, session } = services
+  const { policy, policies, session } = services
+  /** False with `Hooks.none`: the hook steps are skipped, not even asked for their empty outcome. */
+  const hooked = services.hooks !== noHooks
 
-  /**
-   * The policies of this call, when any apply: reported as policy events (when the executor emits them) and as events
-   * of the call's span (when traced).
-   */
-  const guardOf = (r: Running): Effect.Effect<Guard | undefined> => {
-    const policies = services.policies
-    if (policies === undefined) return Effect.succeed(undefined)
-    return Effect.map(policies.resolve(r.started.tool), (resolved) => {
-      if (ToolPolicy.isEmpty(resolved)) return undefined
-      if (resolved.timeoutMs !== undefined) {
-        r.timed = { ...r.started.tool, timeout: Option.some(Duration.millis(resolved.timeoutMs.value)) }
-      }
-      const { policy, tracing } = r.links
-      const report = (note: PolicyNote): Effect.Effect<void> =>
-        Effect.suspend(() => {
-          if (tracing !== undefined) {
-            tracing.span.event(`armature.policy.${note.action}`, tracing.opener.now(), { ...note })
-          }
-          return policy === undefined ? Effect.void : policy(note)
-        })
-      return { policies, resolved, report }
-    })
+  /** The tool policies of this call: a guard when any apply, reported as policy events and as its span's events. */
+  const guardOf = (r: Running, policies: CallPolicies, resolved: ToolPolicy.Resolved): Guard | undefined => {
+    if (ToolPolicy.isEmpty(resolved)) return undefined
+    if (resolved.timeoutMs !== undefined) {
+      r.timed = { ...r.started.tool, timeout: Option.some(Duration.millis(resolved.timeoutMs.value)) }
+    }
+    const { policy, tracing } = r.links
+    const report = (note: PolicyNote): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        if (tracing !== undefined) {
+          tracing.span.event(`armature.policy.${note.action}`, tracing.opener.now(), { ...note })
+        }
+        return policy === undefined ? Effect.void : policy(note)
+      })
+    return { policies, resolved, report }
   }
 
   /** A failed invocation: PostToolUseFailure, then an error outcome that may cascade. */
@@ -391,81 +403,82 @@ export const make = (services: Services) => {
     } satisfies Outcome
   })
 
-  /** A returned (or cached) result: mapping, the large-result store, then PostToolUse. */
-  const afterSuccess = Effect.fnUntraced(function* (
-    r: Running,
-    pre: HookOutcome,
-    input: unknown,
-    invocation: Invocation & { readonly _tag: "Returned" | "Cached" }
-  ) {
-    const { call, tool } = r.started
+  /**
+   * A started call up to its outcome, read top to bottom: the call's context, `validate`, PreToolUse and a replaced
+   * input, the permission decision and approval, the tool policies, the call (or a cached result), then the result's
+   * mapping, store and PostToolUse (or PostToolUseFailure). Defects and failures pass through to `run`. A stage with
+   * nothing to do costs no step of the fiber: with `Hooks.none` the hook steps are skipped, a fixed policy table is
+   * resolved once per tool, and an Effect that is already an Exit (an `allowAll` decision, a memory store's result)
+   * is taken by the generator without a step.
+   */
+  const runSteps = Effect.fnUntraced(function* (started: Started, links: Links) {
+    const { call: block, tool, input } = started
+    const { cwd } = yield* Ref.get(links.context ?? contextUnder(session, yield* FiberRef.get(contextOverride)))
+    const ctx: Tool.ToolContext = {
+      toolUseId: block.id,
+      cwd,
+      permissionMode: modeOf(yield* session.state.get(sessionModeKey), policy.mode),
+      progress: links.progress,
+      interrupted: links.interrupted,
+      state: session.state
+    }
+    if (tool.validate !== Tool.noValidation) {
+      const invalid = yield* validate(tool, input, ctx)
+      if (Option.isSome(invalid)) return invalid.value
+    }
+    const r = new Running(started, links, ctx, services)
+    const pre = hooked ? yield* r.hooks("PreToolUse", input) : emptyOutcome
+    if (pre.decision === "deny") {
+      return refused(Texts.preToolUseBlocked(tool.name, pre.reason ?? "blocked by hook"), "pre_tool_use_hook")
+    }
+    const updated = replaceInput(tool, input, pre.updatedInput)
+    if (updated._tag === "Stop") return updated.outcome
+    const request = { tool, input: updated.input, toolUseId: block.id, context: ctx, hookDecision: pre.decision }
+    let permitted: Step
+    if (links.tracing === undefined) {
+      const decision = yield* policy.decide(request)
+      permitted =
+        decision.behavior === "allow"
+          ? proceed(request.input)
+          : yield* decided(services, request, decision, r.hookInputsFor())
+    } else {
+      permitted = yield* permit(services, request, r.hookInputsFor(), links.tracing)
+    }
+    if (permitted._tag === "Stop") return permitted.outcome
+
+    const resolved =
+      policies === undefined ? ToolPolicy.none : (policies.resolveFixed(tool) ?? (yield* policies.resolve(tool)))
+    const guard = policies === undefined ? undefined : guardOf(r, policies, resolved)
+    const invocation = yield* invoke(services.cache, tool, permitted.input, ctx, links.tracing, guard)
+    if (invocation._tag === "TimedOut" || invocation._tag === "Failed") {
+      return yield* afterFailure(r, pre, permitted.input, invocation)
+    }
+
     const returned = invocation._tag === "Returned" ? invocation.value : invocation.content
     const output = Tool.isWithModifier(returned) ? returned.output : returned
-    const modifier = Tool.isWithModifier(returned) ? returned.modifier : undefined
-    const mapped =
-      invocation._tag === "Cached" ? invocation.content : yield* mapResult(services, tool, call.id, input, output)
+    const content0 =
+      invocation._tag === "Cached"
+        ? invocation.content
+        : yield* mapResult(services, tool, block.id, permitted.input, output)
     const content =
-      invocation._tag === "Returned" && invocation.note !== undefined ? appendText(mapped, invocation.note) : mapped
+      invocation._tag === "Returned" && invocation.note !== undefined ? appendText(content0, invocation.note) : content0
     const ran: Outcome = {
       content,
       isError: false,
       continue: pre.continue,
       stopReason: pre.stopReason,
-      modifier,
+      modifier: Tool.isWithModifier(returned) ? returned.modifier : undefined,
       executionFailed: false
     }
-    r.links.ran(ran)
-    const post = yield* r.hooks("PostToolUse", input, { tool_response: output })
+    links.ran(ran)
+    const post = hooked ? yield* r.hooks("PostToolUse", permitted.input, { tool_response: output }) : emptyOutcome
+    if (post === emptyOutcome) return ran
     return {
       ...ran,
       content: afterPostToolUse(tool, content, post),
       continue: pre.continue && post.continue,
       stopReason: pre.stopReason ?? post.stopReason
     } satisfies Outcome
-  })
-
-  /** After `validate`: PreToolUse, a replaced input, the permission decision and approval, the call, its result. */
-  const afterValidate = Effect.fnUntraced(function* (r: Running) {
-    const { call: block, tool, input } = r.started
-    const pre = yield* r.hooks("PreToolUse", input)
-    if (pre.decision === "deny") {
-      return refused(Texts.preToolUseBlocked(tool.name, pre.reason ?? "blocked by hook"), "pre_tool_use_hook")
-    }
-    const updated = replaceInput(tool, input, pre.updatedInput)
-    if (updated._tag === "Stop") return updated.outcome
-    const request = { tool, input: updated.input, toolUseId: block.id, context: r.ctx, hookDecision: pre.decision }
-    const permitted = yield* permit(
-      services,
-      request,
-      (event, input, extra) => r.hookInputFor(event, input, extra),
-      r.links.tracing
-    )
-    if (permitted._tag === "Stop") return permitted.outcome
-    const guard = yield* guardOf(r)
-    const invocation = yield* invoke(services.cache, tool, permitted.input, r.ctx, r.links.tracing, guard)
-    return invocation._tag === "TimedOut" || invocation._tag === "Failed"
-      ? yield* afterFailure(r, pre, permitted.input, invocation)
-      : yield* afterSuccess(r, pre, permitted.input, invocation)
-  })
-
-  /** A started call up to its outcome; defects and failures pass through to `run`. */
-  const runSteps = Effect.fnUntraced(function* (started: Started, links: Links) {
-    const { cwd } = yield* Ref.get(yield* currentContext(session))
-    const permissionMode = yield* effectiveMode(session.state, policy.mode)
-    const ctx: Tool.ToolContext = {
-      toolUseId: started.call.id,
-      cwd,
-      permissionMode,
-      progress: links.progress,
-      interrupted: links.interrupted,
-      state: session.state
-    }
-    const running = new Running(started, links, ctx, services)
-    if (started.tool.validate !== Tool.noValidation) {
-      const invalid = yield* validate(started.tool, started.input, ctx)
-      if (Option.isSome(invalid)) return invalid.value
-    }
-    return yield* afterValidate(running)
   })
 
   /**

@@ -6,7 +6,7 @@
  * The state shared across calls (limiters, circuits) lives here, one per key; the pure rules are in
  * domain/ToolPolicy.ts.
  */
-import { Cause, Clock, Duration, Effect, Option, RateLimiter, Schedule, ScheduleDecision, Scope } from "effect"
+import { Cause, Clock, Duration, Effect, Exit, Option, RateLimiter, Schedule, ScheduleDecision, Scope } from "effect"
 import { ToolFailure } from "../../domain/Errors.js"
 import type { PolicyNote } from "../../domain/ExecutorEvent.js"
 import * as Tool from "../../domain/Tool.js"
@@ -49,6 +49,11 @@ export interface CallPolicies {
   /** The policy a call of `tool` runs under now (its own, overridden by the current settings). */
   readonly resolve: (tool: Tool.Any) => Effect.Effect<ToolPolicy.Resolved>
   /**
+   * The same, without an Effect, when the table cannot change (it was given as a value): worked out once per tool.
+   * Undefined when the table is read at every call (live settings): then ask `resolve`.
+   */
+  readonly resolveFixed: (tool: Tool.Any) => ToolPolicy.Resolved | undefined
+  /**
    * Runs `invoke` (the tool's body, given the tool with the policy's timeout) under `resolved`: admission by the
    * circuit, the rate limit before each attempt, retries of transient failures when the call may be retried.
    * `report` is told each retry, wait and refusal as it happens.
@@ -68,8 +73,9 @@ interface Limiter {
 }
 
 /**
- * Makes the policies' state over `table` (read at every call, so a change of settings applies from the next call).
- * Rate limiters live in the current scope; a key whose limit changed gets a new limiter.
+ * Makes the policies' state over `table` (read at every call, so a change of settings applies from the next call;
+ * a table made with `Effect.succeed` cannot change, and is resolved once per tool). Rate limiters live in the current
+ * scope; a key whose limit changed gets a new limiter.
  */
 export const make = (table: Effect.Effect<ToolPolicy.Table>): Effect.Effect<CallPolicies, never, Scope.Scope> =>
   Effect.gen(function* () {
@@ -92,10 +98,25 @@ export const make = (table: Effect.Effect<ToolPolicy.Table>): Effect.Effect<Call
       )
     }
 
+    const resolveIn = (tool: Tool.Any, entries: ToolPolicy.Table): ToolPolicy.Resolved =>
+      entries.length === 0 && tool.policy === undefined ? ToolPolicy.none : ToolPolicy.resolve(tool, entries)
     const resolve = (tool: Tool.Any): Effect.Effect<ToolPolicy.Resolved> =>
-      Effect.map(table, (entries) =>
-        entries.length === 0 && tool.policy === undefined ? ToolPolicy.none : ToolPolicy.resolve(tool, entries)
-      )
+      Effect.map(table, (entries) => resolveIn(tool, entries))
+
+    // An `Effect.succeed` is an Exit: its table is there to read now, and never changes. Reading it once per tool
+    // saves a call three steps of the fiber (bench/Executor.bench.ts; the executor's table is such a value unless a
+    // ToolPolicies service follows live settings).
+    const fixed = Exit.isExit(table) && Exit.isSuccess(table) ? (table.value as ToolPolicy.Table) : undefined
+    const resolvedOf = new WeakMap<Tool.Any, ToolPolicy.Resolved>()
+    const resolveFixed = (tool: Tool.Any): ToolPolicy.Resolved | undefined => {
+      if (fixed === undefined) return undefined
+      let resolved = resolvedOf.get(tool)
+      if (resolved === undefined) {
+        resolved = resolveIn(tool, fixed)
+        resolvedOf.set(tool, resolved)
+      }
+      return resolved
+    }
 
     // made once per executor (fnUntraced), not an Effect.gen per call: see docs/executor.md, "Overhead"
     const guard: CallPolicies["guard"] = Effect.fnUntraced(function* <A extends Attempt>(
@@ -183,5 +204,5 @@ export const make = (table: Effect.Effect<ToolPolicy.Table>): Effect.Effect<Call
       return { attempt: last, note }
     })
 
-    return { resolve, guard }
+    return { resolve, resolveFixed, guard }
   })

@@ -4,7 +4,7 @@
  * (`domain/Admission.ts`) decides what starts, each call runs the pipeline of `CallPipeline.ts`, and results
  * leave in request order. See docs/executor.md.
  */
-import { Config, Effect, Layer, Mailbox, Option, type Scope, Stream } from "effect"
+import { Config, Effect, Layer, Mailbox, Option, Scope, Stream } from "effect"
 import { type ToolResult, toolResult } from "../../domain/Blocks.js"
 import { checkBatch } from "../../domain/CallGraph.js"
 import type { DependencyCycleError, InvalidInputError } from "../../domain/Errors.js"
@@ -67,6 +67,20 @@ const policyTable: Effect.Effect<Effect.Effect<ToolPolicy.Table>> = Effect.gen(f
     Option.match(settings, { onNone: () => [], onSome: (s) => ToolPolicy.tableOf(s.settings.toolPolicies) })
   )
 })
+
+/**
+ * `Effect.scoped`, but the Scope closes inside the region that provides it. What FiberSet.make adds to the scope
+ * restores, when it runs, the FiberRefs of the moment it was added; `Effect.scoped` closes outside that region, where
+ * the context lacks the Scope, so each close diffed and patched the whole context twice (about 1.8 kB of garbage per
+ * call in the bench's batches of 10, sampled). Closed where it was opened, the finalizer finds nothing to restore.
+ */
+const scopedInPlace = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, Scope.Scope>> =>
+  Effect.flatMap(Scope.make(), (scope) =>
+    effect.pipe(
+      Effect.onExit((exit) => Scope.close(scope, exit)),
+      Effect.provideService(Scope.Scope, scope)
+    )
+  )
 
 /** Builds the executor from the pipeline's services; the tool policies' rate limiters live in the scope. */
 export const make = (overrides: Partial<ExecutorConfig> = {}) =>
@@ -166,7 +180,7 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
       return results
     })
     const runBatchCollect = (calls: ReadonlyArray<ToolCall>, options: ExecuteOptions = {}) =>
-      Effect.scoped(collect(calls, options))
+      scopedInPlace(collect(calls, options))
 
     return ToolExecutor.of({ execute, runBatch, runBatchCollect })
   })

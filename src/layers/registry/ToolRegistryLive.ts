@@ -45,7 +45,20 @@ export const activeOf = (
   return tools.filter((t) => chosen.get(keyOf(t)) === t.version)
 }
 
-const noPins: Effect.Effect<Readonly<Record<string, string>>> = Effect.succeed({})
+const noVersions: Readonly<Record<string, string>> = {}
+const noPins: Effect.Effect<Readonly<Record<string, string>>> = Effect.succeed(noVersions)
+
+/**
+ * `f` remembering its last answer: asked again with the same arguments (by reference), it gives the same value
+ * without working it out (the executor looks its tools up for every batch, and the tools and pins rarely change).
+ */
+const lastOf = <A, B, C>(f: (a: A, b: B) => C): ((a: A, b: B) => C) => {
+  let last: { readonly a: A; readonly b: B; readonly c: C } | undefined
+  return (a, b) => {
+    if (last === undefined || last.a !== a || last.b !== b) last = { a, b, c: f(a, b) }
+    return last.c
+  }
+}
 
 /**
  * Builds the registry; version pins come from the settings' `toolVersions` (read at each lookup, so a pin edited in
@@ -59,14 +72,19 @@ export const make = Effect.gen(function* () {
     ? noPins
     : Effect.map(
         yield* reader.pipe(Effect.provideService(Settings, settings.value)),
-        (s) => s.settings.toolVersions ?? {}
+        (s) => s.settings.toolVersions ?? noVersions
       )
   // pins given by the session itself (pinVersions) win over the settings'
-  const sessionPins = yield* Ref.make<Readonly<Record<string, string>>>({})
-  const pinsNow = Effect.zipWith(settingsPins, Ref.get(sessionPins), (fromSettings, fromSession) => ({
-    ...fromSettings,
-    ...fromSession
-  }))
+  const sessionPins = yield* Ref.make<Readonly<Record<string, string>>>(noVersions)
+  const pinsNow = Effect.zipWith(
+    settingsPins,
+    Ref.get(sessionPins),
+    lastOf((fromSettings, fromSession) => ({ ...fromSettings, ...fromSession }))
+  )
+  /** The tools a name may stand for, in pool order, for the registered tools and pins (kept until either changes). */
+  const orderedOf = lastOf((all: ReadonlyArray<Tool.Any>, pins: Readonly<Record<string, string>>) =>
+    poolOrder(activeOf(all, pins))
+  )
   const current = Effect.zipWith(Ref.get(tools), pinsNow, activeOf)
 
   const register = (tool: Tool.Any) =>
@@ -108,7 +126,7 @@ export const make = Effect.gen(function* () {
       if (version !== undefined && !all.some((t) => t.name === text || t.aliases.includes(text))) {
         return Option.fromNullable(all.find((t) => t.name === name && t.version === version))
       }
-      const ordered = poolOrder(activeOf(all, pins))
+      const ordered = orderedOf(all, pins)
       return Option.orElse(Option.fromNullable(ordered.find((t) => t.name === name)), () =>
         Option.fromNullable(ordered.find((t) => t.aliases.includes(name)))
       )

@@ -8,9 +8,10 @@ import * as ShardingConfig from "@effect/cluster/ShardingConfig"
 import * as SqlRunnerStorage from "@effect/cluster/SqlRunnerStorage"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Layer, Schedule, Scope } from "effect"
+import { Context, Effect, Exit, Fiber, Layer, Schedule, Scope } from "effect"
 import * as DurableStore from "../../../src/layers/durable/DurableStore.js"
 import * as RunnerWatch from "../../../src/layers/durable/RunnerWatch.js"
+import * as SessionLease from "../../../src/layers/durable/SessionLease.js"
 import * as Postgres from "../../fixtures/Postgres.js"
 
 const address = (port: number) => RunnerAddress.make("127.0.0.1", port)
@@ -168,11 +169,34 @@ describe("RunnerWatch", () => {
           yield* round
           expect(yield* health).toEqual({ 7001: true, 7002: true })
           expect(pings.count).toBe(1)
-          // its connection goes (the process died, or the database lost its host): down at the next round
+          // each runner's other connections, named with its tag, each holding a lock (as its shard locks and leases)
+          const named = (port: number, lock: number) =>
+            Effect.gen(function* () {
+              const context = yield* Layer.build(
+                DurableStore.sqlLayer(
+                  { _tag: "Postgres", url },
+                  SessionLease.processName(RunnerWatch.runnerTag(address(port)))
+                )
+              )
+              const other = yield* Context.get(context, SqlClient.SqlClient).reserve
+              yield* other.executeRaw("SELECT pg_advisory_lock($1)", [lock])
+            })
+          yield* named(7001, 70011)
+          yield* named(7002, 70021)
+          const held = (lock: number) =>
+            Effect.map(
+              sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM pg_locks
+                WHERE locktype = 'advisory' AND granted AND objid = ${lock}`,
+              (rows) => Number(rows[0]?.n ?? 0) === 1
+            )
+          expect([yield* held(70011), yield* held(70021)]).toEqual([true, true])
+          // its connection goes (the process died, or the database lost its host): down at the next round, and its
+          // other connections are ended at once (their locks free), not when the server's keepalive finds them
           yield* Scope.close(holder, Exit.void)
           yield* round
           expect(yield* health).toEqual({ 7001: true, 7002: false })
           expect(pings.count).toBe(1)
+          expect([yield* held(70011), yield* held(70021)]).toEqual([true, false])
         }).pipe(provide(url, new Set()))
       }),
     60_000

@@ -9,10 +9,14 @@ import * as Postgres from "../../fixtures/Postgres.js"
  * Prints `lines` as a session's output through its events console, as one execution of its workflow does: each
  * line is printed at the position given with it (the turn and attempt it belongs to), or at turn 0.
  */
-const execution = (sessionId: string, lines: ReadonlyArray<string | readonly [SessionEvents.Position, string]>) =>
+const execution = (
+  sessionId: string,
+  lines: ReadonlyArray<string | readonly [SessionEvents.Position, string]>,
+  stored?: ReadonlySet<string>
+) =>
   Effect.gen(function* () {
     let position: SessionEvents.Position = { turn: 0, attempt: "" }
-    const events = yield* SessionEvents.console(sessionId, () => position)
+    const events = yield* SessionEvents.console(sessionId, () => position, stored)
     for (const entry of lines) {
       const line = typeof entry === "string" ? entry : entry[1]
       if (typeof entry !== "string") position = entry[0]
@@ -35,7 +39,15 @@ describe("SessionEvents", () => {
         // the first execution died after two lines; the replay prints them again, then goes on
         yield* execution("s1", ["init", "turn 1"])
         yield* execution("s2", ["other session"])
-        yield* execution("s1", ["init", "turn 1", "result"])
+        // the replay knows the places stored before it (it sends nothing for them) and stores the rest
+        const places = yield* SessionEvents.storedPlaces("s1")
+        expect(places).toEqual(
+          new Set([
+            SessionEvents.placeKey({ turn: 0, attempt: "", key: "other/1" }),
+            SessionEvents.placeKey({ turn: 0, attempt: "", key: "other/2" })
+          ])
+        )
+        yield* execution("s1", ["init", "turn 1", "result"], places)
         const row = (seq: number, line: string) => ({ seq, turn: 0, attempt: "", line })
         expect(yield* SessionEvents.after("s1", 0)).toEqual([row(1, "init"), row(2, "turn 1"), row(3, "result")])
         expect(yield* SessionEvents.after("s1", 2)).toEqual([row(3, "result")])
