@@ -149,7 +149,8 @@ export const safetyPaths: Stage = (call) => {
       }
     }
   }
-  if (writes && call.target._tag === "Command") {
+  // In the modes that allow writes without a rule (a tool-wide Bash allow is the user's own choice in default mode)
+  if (writes && call.target._tag === "Command" && (call.mode === "acceptEdits" || call.mode === "bypassPermissions")) {
     const found = call.analysis?.commands
       .flatMap((command) => command.forms.map(extraction))
       .find((e) => e !== undefined)
