@@ -12,6 +12,7 @@ import {
   Effect,
   Exit,
   Fiber,
+  FiberRef,
   FiberSet,
   Mailbox,
   Option,
@@ -29,7 +30,7 @@ import type { ExecutorEvent, PolicyNote, ToolCall } from "../../domain/ExecutorE
 import { cancelledOutcome, type Outcome } from "../../domain/Outcome.js"
 import * as Texts from "../../domain/Texts.js"
 import type * as Tool from "../../domain/Tool.js"
-import { currentContext, type Session } from "../../services/Session.js"
+import { contextOverride, contextUnder, currentContext, type Session } from "../../services/Session.js"
 import type { CancellationPolicy, Control } from "../../services/ToolExecutor.js"
 import type { ToolRegistry } from "../../services/ToolRegistry.js"
 import { Starter } from "../observability/CallSpans.js"
@@ -255,7 +256,7 @@ export const run: <E>(
   const live = new Map<number, Live>()
   const emitProgress = sink.detailed ? sink.emit : undefined
   // the calls' fibers get this fiber's FiberRefs (the runtime above), so their session context is this one
-  const context = yield* currentContext(env.session)
+  const context = contextUnder(env.session, yield* FiberRef.get(contextOverride))
 
   /**
    * Starts a call: its `execute_tool` span, then its pipeline in a fiber of its own, which tells the owner its exit.

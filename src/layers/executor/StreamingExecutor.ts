@@ -4,7 +4,7 @@
  * (`domain/Admission.ts`) decides what starts, each call runs the pipeline of `CallPipeline.ts`, and results
  * leave in request order. See docs/executor.md.
  */
-import { Config, Effect, Layer, Mailbox, Option, Scope, Stream } from "effect"
+import { Config, Context, Effect, Layer, Mailbox, Option, Scope, Stream } from "effect"
 import { type ToolResult, toolResult } from "../../domain/Blocks.js"
 import { checkBatch } from "../../domain/CallGraph.js"
 import type { DependencyCycleError, InvalidInputError } from "../../domain/Errors.js"
@@ -117,9 +117,10 @@ export const make = (overrides: Partial<ExecutorConfig> = {}) =>
           )
       }
     })
-    const envNow: Effect.Effect<Execution.Env> = Effect.map(Effect.serviceOption(CallJournal), (journal) =>
-      Option.isNone(journal) ? plain : journaled(journal.value)
-    )
+    const envNow: Effect.Effect<Execution.Env> = Effect.contextWith((context: Context.Context<never>) => {
+      const journal = Context.getOption(context, CallJournal)
+      return Option.isNone(journal) ? plain : journaled(journal.value)
+    })
 
     const settings = (options: ExecuteOptions): Execution.Options => ({
       cap: Math.max(1, options.maxConcurrency ?? config.maxConcurrency),

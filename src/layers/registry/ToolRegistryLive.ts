@@ -46,7 +46,6 @@ export const activeOf = (
 }
 
 const noVersions: Readonly<Record<string, string>> = {}
-const noPins: Effect.Effect<Readonly<Record<string, string>>> = Effect.succeed(noVersions)
 
 /**
  * `f` remembering its last answer: asked again with the same arguments (by reference), it gives the same value
@@ -68,19 +67,19 @@ export const make = Effect.gen(function* () {
   const tools = yield* Ref.make<ReadonlyArray<Tool.Any>>([])
   const hub = yield* PubSub.unbounded<RegistryChange>()
   const settings = yield* Effect.serviceOption(Settings)
-  const settingsPins = Option.isNone(settings)
-    ? noPins
-    : Effect.map(
-        yield* reader.pipe(Effect.provideService(Settings, settings.value)),
-        (s) => s.settings.toolVersions ?? noVersions
-      )
   // pins given by the session itself (pinVersions) win over the settings'
   const sessionPins = yield* Ref.make<Readonly<Record<string, string>>>(noVersions)
-  const pinsNow = Effect.zipWith(
-    settingsPins,
-    Ref.get(sessionPins),
-    lastOf((fromSettings, fromSession) => ({ ...fromSettings, ...fromSession }))
-  )
+  // without settings, the session's pins are all there is (not merged with an empty object at every lookup)
+  const pinsNow = Option.isNone(settings)
+    ? Ref.get(sessionPins)
+    : Effect.zipWith(
+        Effect.map(
+          yield* reader.pipe(Effect.provideService(Settings, settings.value)),
+          (s) => s.settings.toolVersions ?? noVersions
+        ),
+        Ref.get(sessionPins),
+        lastOf((fromSettings, fromSession) => ({ ...fromSettings, ...fromSession }))
+      )
   /** The tools a name may stand for, in pool order, for the registered tools and pins (kept until either changes). */
   const orderedOf = lastOf((all: ReadonlyArray<Tool.Any>, pins: Readonly<Record<string, string>>) =>
     poolOrder(activeOf(all, pins))
