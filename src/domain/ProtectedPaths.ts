@@ -59,7 +59,28 @@ export const entries: ReadonlyArray<ProtectedEntry> = [
   file(".zlogout", startup),
   file(".cshrc", startup),
   file(".tcshrc", startup),
-  file(".kshrc", startup)
+  file(".kshrc", startup),
+  file(".mkshrc", startup),
+  file(".yashrc", startup),
+  file(".login", startup),
+  file(".logout", startup),
+  file(".xprofile", "an X session start-up script"),
+  file(".xinitrc", "an X session start-up script"),
+  file(".xsession", "an X session start-up script"),
+  file(".xsessionrc", "an X session start-up script"),
+  file(".pam_environment", "variables set for every login"),
+  dir(".ssh", "ssh's keys and configuration (authorized_keys, rc and config admit or run commands)"),
+  dir(".config/autostart", "programs the desktop starts at login"),
+  dir(".config/systemd", "systemd user units (services it starts)"),
+  dir(".config/environment.d", "variables set for every user service"),
+  file(".claude.json", "the agent's user configuration (its MCP servers are commands it starts)"),
+  file(".gdbinit", "commands gdb runs when it starts"),
+  file(".vimrc", "commands vim runs when it starts"),
+  file(".exrc", "commands vi runs when it starts"),
+  file(".tmux.conf", "tmux's configuration (run-shell runs commands)"),
+  file(".npmrc", "npm's configuration (script-shell and node-options change what package scripts run)"),
+  file(".yarnrc", "yarn's configuration (yarn-path runs a program)"),
+  file(".yarnrc.yml", "yarn's configuration (yarnPath runs a program)")
 ]
 
 const segmentsOf = (path: string): ReadonlyArray<string> =>

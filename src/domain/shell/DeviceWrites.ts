@@ -14,8 +14,28 @@ const sink = /^\/dev\/(?:null|stdout|stderr|tty|fd\/\d+)$/
 /** Programs that write an operand's contents in place, opening the existing entry (a device stays a device). */
 const inPlace = new Set(["tee", "dd", "cp"])
 
-/** Programs that replace, remove or link the entries they write (a device named to one of them is replaced). */
-const replacing = new Set(["mv", "rm", "ln", "link", "unlink", "install", "ginstall", "rsync", "scp", "shred", "mknod"])
+/** Programs that replace, remove, link or change the metadata of the entries they write (a device named to one is changed). */
+const replacing = new Set([
+  "mv",
+  "rm",
+  "ln",
+  "link",
+  "unlink",
+  "install",
+  "ginstall",
+  "rsync",
+  "scp",
+  "shred",
+  "mknod",
+  // they change the entry's owner, mode or attributes: `chmod 000 /dev/null` as root breaks every program using it
+  "chmod",
+  "chown",
+  "chgrp",
+  "setfacl",
+  "chattr",
+  "chcon",
+  "setfattr"
+])
 
 /** cp options after which the destination entry may be removed, renamed or linked rather than opened. */
 const replacingCp =

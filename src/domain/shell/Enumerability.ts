@@ -8,6 +8,8 @@
  * the line not enumerable, and the rules then ask.
  */
 
+import { hiddenAssignment } from "./HiddenCode.js"
+
 /**
  * The tree-sitter-bash node types whose meaning the analysis follows: the commands they hold are visited and
  * enumerated, and what they evaluate besides is checked node by node (arithmetic, subscripts, `${…}` operators and
@@ -98,6 +100,10 @@ const nameProblem = (builtin: string, word: EnumWord, withValue: boolean): strin
     return `\`${builtin}\` given a variable name known only when the shell runs`
   }
   if (!plainName.test(name)) return `\`${builtin}\` given the name \`${name}\`, whose subscript bash evaluates`
+  // `read GIT_SSH_COMMAND`, `printf -v PAGER …`: a variable naming a program, assigned where no word shows its value
+  if (hiddenAssignment(name) !== undefined) {
+    return `\`${builtin}\` assigning ${name}, which names a program or code that runs`
+  }
   return undefined
 }
 
@@ -147,6 +153,16 @@ export const builtinOpacity = (argv: ReadonlyArray<EnumWord>): string | undefine
   const name = head.value
   const args = argv.slice(1)
   switch (name) {
+    case "set":
+      // `set -k` (`-o keyword`): every later `NAME=value` word of a command is an assignment for it, not an argument
+      return args.some(
+        (word, at) =>
+          !word.literal ||
+          /^-[A-Za-z]*k/.test(word.value) ||
+          (/^-[A-Za-z]*o$/.test(word.value) && (args[at + 1]?.literal !== true || args[at + 1]?.value === "keyword"))
+      )
+        ? "`set -k`, which turns later `NAME=value` arguments into variables of the command"
+        : undefined
     case "fc":
       return "`fc`, which runs commands from the shell's history"
     case "enable": {

@@ -160,6 +160,24 @@ const codeOptions: Readonly<Record<string, { readonly options: ReadonlyArray<str
   make: { options: ["--eval", "-E"], language: "make" },
   nc: { options: ["-e", "-c", "--exec", "--sh-exec", "--lua-exec"], language: "a program it starts" },
   nodemon: { options: ["-x", "--exec"], language: "a command it starts" },
+  // options whose value is a program the command runs (on each file searched, as a compressor, as a password prompt)
+  rg: { options: ["--pre", "--hostname-bin"], language: "a program it runs" },
+  sort: { options: ["--compress-program"], language: "a program it runs" },
+  wget: { options: ["--use-askpass"], language: "a program it runs" },
+  aria2c: {
+    options: [
+      "--on-download-complete",
+      "--on-download-start",
+      "--on-download-error",
+      "--on-download-pause",
+      "--on-download-stop",
+      "--on-bt-download-complete"
+    ],
+    language: "a program it runs"
+  },
+  "ssh-keygen": { options: ["-D"], language: "a shared library it loads" },
+  "ssh-add": { options: ["-s", "-S"], language: "a shared library it loads" },
+  sftp: { options: ["-b"], language: "sftp batch commands (whose `!` runs a shell command)" },
   xterm: { options: ["-e"], language: "a command it starts" }
 }
 
@@ -240,12 +258,55 @@ const programFromDescriptor = (name: string, args: ReadonlyArray<string | null>)
 const fromInput = (name: string, args: ReadonlyArray<string | null>): string | undefined =>
   Object.hasOwn(runsInput, name) ? runsInput[name](args) : undefined
 
+/** Modules of Python's standard library whose arguments are code (`python3 -m timeit STMT`, `-m pdb -c CMD`). */
+const codeModules = new Set(["timeit", "pdb", "code", "trace", "cProfile", "profile"])
+
+/** Words of other programs that carry code: a value or module that is code, an output piped to a command. */
+const carriedCode = (name: string, args: ReadonlyArray<string | null>): string | undefined => {
+  const piped = (w: string | null, previous: string | null | undefined) =>
+    w === null || /^(?:-o|--output=)[|!]/.test(w) || ((previous === "-o" || previous === "--output") && /^[|!]/.test(w))
+  if ((name === "strace" || name === "ltrace") && args.some((w, at) => piped(w, args[at - 1]))) {
+    return `\`${name} -o |CMD\` pipes its output to a shell command`
+  }
+  const it = interpreterFor(name)
+  if (it?.language === "Python") {
+    const at = args.findIndex((w) => w === "-m" || (w !== null && /^-[A-Za-z]*m./.test(w) && !w.startsWith("--")))
+    const module = at === -1 ? undefined : args[at] === "-m" ? args[at + 1] : args[at]?.replace(/^-[A-Za-z]*m/, "")
+    if (module === null || (module !== undefined && codeModules.has(module))) {
+      return `\`${name} -m ${module ?? "…"}\` runs Python code given on the command line`
+    }
+  }
+  if (
+    it?.language === "JavaScript" &&
+    args.some(
+      (w) =>
+        w === null || /^(--import|--require|--loader|--experimental-loader|-r)?=?\s*data:/.test(w) || /^data:/.test(w)
+    )
+  ) {
+    return `\`${name}\` loads a module written on the command line (\`data:\`)`
+  }
+  if (name === "git") {
+    const at = args.indexOf("send-email")
+    const option =
+      at === -1
+        ? undefined
+        : args
+            .slice(at + 1)
+            .find((w) => w === null || /^--(sendmail-cmd|to-cmd|cc-cmd|header-cmd|smtp-server)\b/.test(w))
+    if (option !== undefined)
+      return `\`git send-email ${option === null ? "…" : option.split("=")[0]}\` runs a command it is given`
+  }
+  return undefined
+}
+
 /** Why this command form runs code that Bash rules cannot see, or undefined. */
 export const hiddenCode = (form: CommandForm): string | undefined => {
   const head = form[0]
   if (head === null || head === undefined) return undefined
   const name = basename(head)
   const args = form.slice(1)
+  const carried = carriedCode(name, args)
+  if (carried !== undefined) return carried
   const it = interpreterFor(name)
   if (it !== undefined) return interpreterFinding(it, name, args) ?? programFromDescriptor(name, args)
   if (name === "sed" || name === "gsed") return sedFinding(args) ?? programFromDescriptor(name, args)
@@ -346,7 +407,35 @@ const commandVariable = new RegExp(
       "MAKEFILES",
       "PARALLEL",
       "FZF_DEFAULT_COMMAND",
-      "BROWSER"
+      "FZF_DEFAULT_OPTS",
+      "BROWSER",
+      // start-up files and configuration that run commands: zsh's `$ZDOTDIR/.zshenv`, the shell `script`/`screen`
+      // start, `less` options (`+!cmd`), rg's and wget's configuration files (`--pre`, `use_askpass`), npm's
+      // `script-shell`
+      "ZDOTDIR",
+      "SHELL",
+      "LESS",
+      "MORE",
+      "RIPGREP_CONFIG_PATH",
+      "WGETRC",
+      "CURL_HOME",
+      "TERMINAL",
+      "SSH_ASKPASS_REQUIRE",
+      "INPUTRC",
+      "VIMINIT",
+      "EXINIT",
+      "MYVIMRC",
+      "GNUPGHOME",
+      "PYTHONPATH",
+      "PYTHONHOME",
+      "PYTHONBREAKPOINT",
+      "RUBYLIB",
+      "PERL5LIB",
+      "PERLLIB",
+      "NODE_PATH",
+      "GCONV_PATH",
+      "[Nn][Pp][Mm]_[Cc][Oo][Nn][Ff][Ii][Gg]_.*",
+      "YARN_.*"
     ].join("|") +
     ")$"
 )

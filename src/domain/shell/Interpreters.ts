@@ -88,7 +88,7 @@ const awk: Interpreter = {
   info: ["--version", "-V", "--help", "-h", "-W", "-Wversion"],
   programOperand: { fileOptions: ["-f", "--file", "-E", "--exec"] },
   risky: (code) => {
-    const found = /\bsystem\s*\(|\||\bgetline\b|@load|@include|\bclose\s*\(/.exec(code)
+    const found = /\bsystem\s*\(|(?<!\|)\|(?!\|)|\bgetline\b|@load|@include|\bclose\s*\(/.exec(code)
     return found === null ? undefined : `\`${found[0].replace(/\s*\($/, "(")}\``
   }
 }
@@ -142,6 +142,21 @@ export const interpreters: Readonly<Record<string, Interpreter>> = {
   racket: { language: "Racket", codeLetters: "e", codeWords: ["--eval"], info },
   sbcl: { language: "Lisp", codeWords: ["--eval", "--load"], info, stdin: true },
   ghc: { language: "Haskell", codeLetters: "e", info },
+  // Calculators, macro processors and clients whose languages have a shell escape: dc's `!`, m4's `syscmd`/
+  // `esyscmd`, gnuplot's and octave's `system`, lftp's `!`.
+  dc: {
+    language: "dc",
+    codeLetters: "e",
+    codeWords: ["--expression"],
+    valueLetters: "f",
+    valueWords: ["--file"],
+    info,
+    stdin: true
+  },
+  m4: { language: "m4", valueLetters: "DUIdloF", flagLetters: "EePQsgGi", info, stdin: true },
+  gnuplot: { language: "gnuplot", codeLetters: "e", info, stdin: true },
+  octave: { language: "Octave", codeWords: ["--eval"], info, stdin: true },
+  lftp: { language: "lftp", codeLetters: "ce", valueLetters: "pufU", info, stdin: true },
   gawk: awk,
   awk,
   mawk: awk,

@@ -74,6 +74,56 @@ export const copiesTrees = (analysis: ShellAnalysis | undefined): boolean =>
     })
   )
 
+/**
+ * The extractor a command form runs writing files: an archive (`tar x`, `unzip`, `cpio -i`, `7z x`, `ar x`, `pax -r`)
+ * or a patch (`patch`) names the files it writes inside itself, so any of them may be `.git/hooks/…` or another
+ * protected path, wherever the extraction lands; undefined when the form only lists, tests or prints to stdout.
+ */
+export const extraction = (form: ReadonlyArray<string | null>): string | undefined => {
+  const program = form[0]
+  if (program === null || program === undefined) return undefined
+  const name = Path.basename(program)
+  const args = form.slice(1).map((word) => word ?? "")
+  const cluster = (letter: string) => (word: string) =>
+    new RegExp(`^-[A-Za-z0-9]*${letter}`).test(word) && !word.startsWith("--")
+  switch (name) {
+    case "tar":
+    case "gtar":
+    case "bsdtar": {
+      const first = args[0] ?? ""
+      const extracts =
+        (!first.startsWith("-") && first.includes("x")) ||
+        args.some((word) => cluster("x")(word) || /^--(ex|get)/.test(word))
+      const toStdout = args.some((word) => cluster("O")(word) || /^--to-(stdout|command)/.test(word))
+      return extracts && !toStdout ? `\`${name}\` extracting an archive` : undefined
+    }
+    case "unzip":
+      return args.some((word) => /^-[A-Za-z]*[lptvzZ]/.test(word)) ? undefined : "`unzip` extracting an archive"
+    case "cpio":
+      return args.some((word) => cluster("i")(word) || cluster("p")(word) || /^--(extract|pass-through)/.test(word))
+        ? "`cpio` extracting an archive"
+        : undefined
+    case "7z":
+    case "7za":
+    case "7zr":
+      return args[0] === "x" || args[0] === "e" ? `\`${name} ${args[0]}\` extracting an archive` : undefined
+    case "ar":
+      return /^-?[a-wyz]*x/.test(args[0] ?? "") ? "`ar x` extracting an archive" : undefined
+    case "pax":
+      return args.some(cluster("r")) ? "`pax -r` extracting an archive" : undefined
+    case "git":
+      // `git apply --unsafe-paths` writes wherever the patch says, `.git/hooks/…` included (without it git refuses)
+      return args.includes("apply") && args.some((word) => word.startsWith("--unsafe-paths"))
+        ? "`git apply --unsafe-paths` writing the files its patch names"
+        : undefined
+    case "patch":
+      return args.some((word) => word === "--dry-run" || word === "-o" || word.startsWith("--output"))
+        ? undefined
+        : "`patch` writing the files its patch names"
+  }
+  return undefined
+}
+
 /** Writes to protected paths (ProtectedPaths), and file tools writing devices, always ask. */
 export const safetyPaths: Stage = (call) => {
   const writes = call.writes
@@ -96,6 +146,19 @@ export const safetyPaths: Stage = (call) => {
         step: "safetyPaths",
         outcome: "ask",
         reason: `The command copies a tree into ${into}, which holds the working directory: it may write its .git/, .claude/ or .armature/, so it always needs approval`
+      }
+    }
+  }
+  // In the modes that allow writes without a rule (a tool-wide Bash allow is the user's own choice in default mode)
+  if (writes && call.target._tag === "Command" && (call.mode === "acceptEdits" || call.mode === "bypassPermissions")) {
+    const found = call.analysis?.commands
+      .flatMap((command) => command.forms.map(extraction))
+      .find((e) => e !== undefined)
+    if (found !== undefined) {
+      return {
+        step: "safetyPaths",
+        outcome: "ask",
+        reason: `The command runs ${found}: the names it writes come from its input, and any may be in .git/, .claude/ or another protected path, so it always needs approval`
       }
     }
   }

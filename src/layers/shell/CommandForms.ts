@@ -54,9 +54,80 @@ const formsOf = (words: ReadonlyArray<Word>, context: Context): ReadonlyArray<Co
   const name = basename(head)
   const out: Array<CommandForm> = [base]
   if (name !== head) out.push([name, ...base.slice(1)])
+  out.push(...afterLeadingOptions(name, base.slice(1)))
   out.push(...innerForms(name, words.slice(1), context))
   return out
 }
+
+/**
+ * A program's own options before its subcommand (`npm --loglevel=silent publish`, `docker --context x push`,
+ * `cargo +nightly publish`) of a program with subcommands: a rule naming `npm publish` sees the command without them. Each later word that is not
+ * an option may be the subcommand (an option before it may have taken the words between as its value), so each gives
+ * a form `NAME WORD …`; at most a few.
+ */
+const afterLeadingOptions = (name: string, args: ReadonlyArray<FormWord>): ReadonlyArray<CommandForm> => {
+  const first = args[0]
+  if (!withSubcommands.has(name) || first === null || first === undefined || !/^[-+]./.test(first)) return []
+  const out: Array<CommandForm> = []
+  for (let at = 1; at < args.length && at <= 4; at++) {
+    const word = args[at]
+    if (word === null) {
+      if (out.length === 0) out.push([name, null])
+      break
+    }
+    if (/^[-+]./.test(word)) continue
+    out.push([name, ...args.slice(at)])
+  }
+  return out
+}
+
+/** Programs whose first operand is a subcommand (git has its own reading, `gitForms`). */
+const withSubcommands: ReadonlySet<string> = new Set([
+  "npm",
+  "pnpm",
+  "yarn",
+  "bun",
+  "deno",
+  "docker",
+  "podman",
+  "kubectl",
+  "helm",
+  "cargo",
+  "rustup",
+  "go",
+  "gh",
+  "glab",
+  "pip",
+  "pip3",
+  "poetry",
+  "uv",
+  "pdm",
+  "conda",
+  "terraform",
+  "tofu",
+  "aws",
+  "gcloud",
+  "az",
+  "dotnet",
+  "brew",
+  "apt",
+  "apt-get",
+  "dnf",
+  "yum",
+  "systemctl",
+  "hg",
+  "svn",
+  "nix",
+  "heroku",
+  "vercel",
+  "netlify",
+  "fly",
+  "flyctl",
+  "firebase",
+  "twine",
+  "gem",
+  "bundle"
+])
 
 /** The forms of the command a wrapper, shell, `find` or `git` runs; none for an ordinary command. */
 const innerForms = (name: string, args: ReadonlyArray<Word>, context: Context): ReadonlyArray<CommandForm> => {
@@ -101,9 +172,13 @@ const innerForms = (name: string, args: ReadonlyArray<Word>, context: Context): 
         return word.literal ? context.code(word.value.slice(eq + 1)) : [anything]
       })
     case "hash": {
-      // `hash -p /bin/rm r` makes `r` run /bin/rm.
-      const at = args.findIndex((word) => word.value === "-p")
-      return at === -1 || at + 1 >= args.length ? [] : formsOf(args.slice(at + 1, at + 2), context)
+      // `hash -p /bin/rm r` (also `-p/bin/rm`, `-rp /bin/rm`) makes `r` run /bin/rm.
+      const at = args.findIndex((word) => !word.literal || /^-[dlrt]*p/.test(word.value))
+      if (at === -1) return []
+      if (!args[at].literal) return [anything]
+      const attached = args[at].value.replace(/^-[dlrt]*p/, "")
+      if (attached !== "") return formsOf([literalWord(attached)], context)
+      return at + 1 >= args.length ? [] : formsOf(args.slice(at + 1, at + 2), context)
     }
   }
   if (shells.has(name)) return shellForms(args, context)
@@ -188,6 +263,12 @@ const possibleWrapperForms = (args: ReadonlyArray<Word>, context: Context): Read
   let starts = 0
   for (let at = 0; at < args.length; at++) {
     const word = args[at]
+    if (word.literal && /^-[^=]+=./s.test(word.value)) {
+      // `--entrypoint=/bin/rm`, `--on-done=rm`: an option's value may name the program it runs
+      if (++starts > maxSuffixes) return [...out, anything]
+      out.push(...formsOf([literalWord(word.value.slice(word.value.indexOf("=") + 1)), ...args.slice(at + 1)], context))
+      continue
+    }
     if (word.literal && (word.value.startsWith("-") || word.value.includes("=") || word.value === "")) continue
     if (++starts > maxSuffixes) return [...out, anything]
     const rest = args.slice(at)
@@ -231,20 +312,37 @@ const callbackForms = (args: ReadonlyArray<Word>, context: Context): ReadonlyArr
 const codeForms = (words: ReadonlyArray<Word>, context: Context): ReadonlyArray<CommandForm> =>
   words.every((word) => word.literal) ? context.code(words.map((word) => word.value).join(" ")) : [anything]
 
-/** A shell running `-c CODE` or reading code from stdin; a script file's contents are its own. */
+/** A script operand that is the shell's stdin or another open descriptor: the code comes from the input. */
+const descriptorScript = /^(?:-|\/dev\/stdin|\/dev\/fd\/\d+|\/proc\/(?:self|thread-self|\d+)\/fd\/\d+)$/
+
+/**
+ * A shell running `-c CODE` or reading code from stdin; a script file's contents are its own. Short options are read
+ * as clusters the way bash reads them: `c` makes the first operand the code, `s` reads the code from stdin whatever
+ * the operands (`bash -s -- a b <<< CODE`), and each `o`/`O` takes the next word (`bash -euo pipefail -c CODE`).
+ */
 const shellForms = (args: ReadonlyArray<Word>, context: Context): ReadonlyArray<CommandForm> => {
   let inline = false
+  let stdin = false
   for (let i = 0; i < args.length; i++) {
     const value = args[i].value
     if (!args[i].literal) return [anything]
-    if (/^-[A-Za-z]*c[A-Za-z]*$/.test(value)) inline = true
-    else if (value === "--") {
-      if (i + 1 >= args.length) return []
+    if (shellOptionsWithArgument.has(value)) i++
+    else if (/^[-+][A-Za-z]+$/.test(value)) {
+      const letters = value.slice(1)
+      if (value.startsWith("-") && letters.includes("c")) inline = true
+      if (value.startsWith("-") && letters.includes("s")) stdin = true
+      // `-k`: `NAME=value` words anywhere become variables of the commands (`bash -kc 'git fetch GIT_SSH_COMMAND=…'`)
+      if (letters.includes("k")) return [anything]
+      i += (letters.match(/[oO]/g) ?? []).length
+    } else if (value === "--") {
+      if (i + 1 >= args.length) return stdin ? [anything] : []
       if (inline) return codeForms([args[i + 1]], context)
+      if (stdin || descriptorScript.test(args[i + 1].value)) return [anything]
       return [args.slice(i + 1).map(formWord), ...scriptAliases(args[i + 1].value, args.slice(i + 1))]
-    } else if (shellOptionsWithArgument.has(value)) i++
+    } else if (value === "-") return [anything]
     else if (!value.startsWith("-") && !value.startsWith("+")) {
       if (inline) return codeForms([args[i]], context)
+      if (stdin || descriptorScript.test(value)) return [anything]
       // A script file: its contents are its own, but a rule naming the script (`Bash(./deploy.sh:*)`) sees it.
       return [args.slice(i).map(formWord), ...scriptAliases(value, args.slice(i))]
     }

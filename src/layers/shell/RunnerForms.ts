@@ -176,10 +176,17 @@ const packageRunnerForms = (args: ReadonlyArray<Word>, make: FormMakers): Readon
 }
 
 const gitCommandKey =
-  /^(core\.(sshcommand|pager|editor|fsmonitor|askpass|gitproxy)|sequence\.editor|diff\.external|gpg(\.[^.]+)?\.program|credential(\..+)?\.helper|pager\..+|alias\..+|.+\.(textconv|cmd|command|driver|clean|smudge|process|sendmailcmd)|uploadpack\.packobjectshook|remote\..+\.(uploadpack|receivepack)|sendemail\.smtpserver|web\.browser)$/i
+  /^(core\.(sshcommand|pager|editor|fsmonitor|askpass|gitproxy)|sequence\.editor|diff\.external|gpg(\.[^.]+)?\.program|credential(\..+)?\.helper|pager\..+|alias\..+|.+\.(textconv|cmd|command|driver|clean|smudge|process|sendmailcmd)|uploadpack\.packobjectshook|remote\..+\.(uploadpack|receivepack)|sendemail\.(smtpserver|tocmd|cccmd|headercmd)|web\.browser|interactive\.difffilter|core\.alternaterefscommand|.+\.defaultkeycommand|(man|browser|difftool|mergetool)\..+\.path)$/i
 
 /** The forms of a git configuration value that git runs as a command (`!` marks shell code in aliases/helpers). */
+/**
+ * Keys that make git read configuration or hooks from a place the line names (`include.path`, `core.hooksPath`):
+ * whatever that file or directory holds (an alias, a pager, a hook) may run, so any command may.
+ */
+const gitIndirectKey = /^(include\.path|includeif\..+\.path|core\.hookspath)$/i
+
 export const gitConfigForms = (key: string, value: string, make: FormMakers): ReadonlyArray<CommandForm> => {
+  if (gitIndirectKey.test(key)) return value === "/dev/null" ? [] : [[null]]
   if (!gitCommandKey.test(key)) return []
   if (/^alias\./i.test(key) && !value.startsWith("!")) return code(make, `git ${value}`)
   return code(make, value.startsWith("!") ? value.slice(1) : value)

@@ -140,7 +140,8 @@ const stepOf = (node: Node, words: ReadonlyArray<Word>, argv: ReadonlyArray<Word
   const step = commandStep(words, argv)
   const xargs = xargsCommand(argv)
   if (xargs === undefined || step._tag !== "Command") return step
-  const producer = producerOf(node, found)
+  // `xargs -a FILE`: the words come from the file, whatever the pipeline before it lists
+  const producer = xargs.fromFile === true ? undefined : producerOf(node, found)
   return {
     ...step,
     words: xargs.words.map((word) => word.template),
@@ -159,7 +160,15 @@ const visitCommand = (node: Node, found: Found): void => {
     if (child.type === "variable_assignment" && wordNodes.length === 0) {
       assignments.push(child.childForFieldName("name")?.text ?? child.text)
     } else if (field === "name" || field === "argument") {
-      wordNodes.push(child)
+      // tree-sitter-bash reads the descriptor of `bash 0<<<CODE` as an argument `0`: a number written right against
+      // the redirection after it is that redirection's descriptor, not a word of the command.
+      const next = children[at + 1]
+      const descriptor =
+        child.type === "number" &&
+        next !== undefined &&
+        /redirect$/.test(next.type) &&
+        next.startIndex === child.endIndex
+      if (!descriptor) wordNodes.push(child)
     }
   })
   // tree-sitter-bash can fold the next line into a pipeline's last command (`a | b | c⏎d && e` gives `c d`):
@@ -210,6 +219,11 @@ const visitNode = (node: Node, found: Found): boolean => {
     case "for_statement":
       // `select NAME in …` reads a choice from stdin and assigns from it.
       if (node.firstChild?.type === "select") found.opaque.push("`select`, which assigns what it reads")
+      {
+        // `for GIT_SSH_COMMAND in 'rm x'; do export GIT_SSH_COMMAND; …`: the loop assigns its variable
+        const hidden = hiddenAssignment(node.childForFieldName("variable")?.text ?? "")
+        if (hidden !== undefined) found.opaque.push(`a \`for\` loop making ${hidden.replace(/^the /, "")}`)
+      }
       break
     case "comment":
       return false
@@ -382,6 +396,33 @@ const tooComplex: ShellAnalysis = {
   readOnly: false
 }
 
+/**
+ * bash removes a backslash-newline before it reads words (`r\<newline>m x` is `rm x`), but tree-sitter-bash reads the
+ * pair as a blank between two words. Where the line holds one, it is read both ways and the two readings are joined:
+ * every command of either is matched against the rules, and the line is read-only, parsed or enumerable only when both
+ * readings are. (Removing every pair is not always bash's reading either: inside single quotes, a comment or a quoted
+ * here-document the pair stays; the reading as written covers those.)
+ */
+const withContinuations = (command: string, analyze: (text: string) => ShellAnalysis): ShellAnalysis => {
+  const written = analyze(command)
+  if (!/\\\r?\n/.test(command)) return written
+  const joined = analyze(command.replace(/\\\r?\n/g, ""))
+  const opaque = [...(written.opaque ?? []), ...(joined.opaque ?? [])]
+  const keyOf = (command: SimpleCommand) => JSON.stringify([command.normalized, command.forms])
+  const seen = new Set(written.commands.map(keyOf))
+  return {
+    parsed: written.parsed && joined.parsed,
+    commands: [...written.commands, ...joined.commands.filter((command) => !seen.has(keyOf(command)))],
+    dangers: [...new Set([...written.dangers, ...joined.dangers])],
+    ...(opaque.length > 0 ? { opaque: [...new Set(opaque)] } : {}),
+    readOnly: written.readOnly && joined.readOnly,
+    pathSteps:
+      written.pathSteps === undefined || joined.pathSteps === undefined
+        ? undefined
+        : [...written.pathSteps, ...joined.pathSteps]
+  }
+}
+
 /** Builds the analyzer from a grammar file: loads it (once per process) and owns one parser while in scope. */
 export const makeWithGrammar = (path: string) =>
   Effect.gen(function* () {
@@ -405,7 +446,7 @@ export const makeWithGrammar = (path: string) =>
       (depth: number, opaque: Array<string>): CodeForms =>
       (code) => {
         if (depth >= maxCodeDepth) return [anything]
-        const analysis = analyzeAt(code, depth + 1)
+        const analysis = withContinuations(code, (text) => analyzeAt(text, depth + 1))
         opaque.push(...(analysis.opaque ?? []))
         return [...analysis.commands.flatMap((command) => command.forms), ...(analysis.parsed ? [] : [anything])]
       }
@@ -424,7 +465,7 @@ export const makeWithGrammar = (path: string) =>
         tree.delete()
       }
     }
-    return ShellAnalyzer.of({ analyze: (command) => analyzeAt(command, 0) })
+    return ShellAnalyzer.of({ analyze: (command) => withContinuations(command, (text) => analyzeAt(text, 0)) })
   })
 
 /** Builds the analyzer from the tree-sitter-bash package's grammar. */

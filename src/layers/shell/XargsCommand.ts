@@ -2,7 +2,7 @@
  * `xargs [OPTIONS] CMD ARGS…`: the command xargs runs, with the words it reads from its input in place (appended,
  * or where `-I STR` puts them). Those words are only known at run time: the command is read-only when it is
  * read-only whatever they are (any word, an option included), and the paths they name are those its input lists
- * (see ListedNames.ts) or else unknown. `-a FILE` (the words from a file) and `--process-slot-var` are left out.
+ * (see ListedNames.ts) or else unknown; with `-a FILE` the words come from that file and are always unknown. `--process-slot-var` is left out.
  */
 import type { Template } from "../../domain/shell/ShellExpansion.js"
 import { basename } from "./CommandForms.js"
@@ -28,9 +28,12 @@ export interface XargsCommand {
   readonly words: ReadonlyArray<Word>
   /** The input is split at blanks, quotes and backslashes are interpreted (no `-0`, no `-d`). */
   readonly split: boolean
+  /** `-a FILE`: the words come from a file, not from the pipeline before xargs (whatever that lists). */
+  readonly fromFile?: boolean | undefined
 }
 
-const refused = new Set(["-a", "--arg-file", "--process-slot-var"])
+const refused = new Set(["--process-slot-var"])
+const fromFile = new Set(["-a", "--arg-file"])
 const delimited = new Set(["-0", "--null", "-d", "--delimiter"])
 const replacing = new Set(["-I", "-i", "--replace"])
 
@@ -45,6 +48,7 @@ export const xargsCommand = (argv: ReadonlyArray<Word>): XargsCommand | undefine
   const options = parsed.options.flatMap((option) => (option._tag === "Option" ? [option] : []))
   if (options.some((option) => refused.has(option.name))) return undefined
   const split = !options.some((option) => delimited.has(option.name))
+  const file = options.some((option) => fromFile.has(option.name)) ? { fromFile: true } : {}
   const replace = options.find((option) => replacing.has(option.name))
   // Without a command, xargs runs `echo`.
   const command =
@@ -58,7 +62,7 @@ export const xargsCommand = (argv: ReadonlyArray<Word>): XargsCommand | undefine
             template: [{ _tag: "Text", text: "echo", quoted: true }]
           } satisfies Word
         ]
-  if (replace === undefined) return { words: [...command, inputWord], split }
+  if (replace === undefined) return { words: [...command, inputWord], split, ...file }
   const mark = replace.value === undefined || replace.value === "" ? "{}" : replace.value
-  return { words: command.map((word, at) => (at > 0 && word.value.includes(mark) ? inputWord : word)), split }
+  return { words: command.map((word, at) => (at > 0 && word.value.includes(mark) ? inputWord : word)), split, ...file }
 }

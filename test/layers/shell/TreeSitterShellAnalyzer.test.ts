@@ -267,7 +267,8 @@ const quoting: ReadonlyArray<Case> = [
   ["$CMD -rf /", ["$CMD -rf /"], ["command name from an expansion"], false],
   ['"$CMD" x', ['"$CMD" x'], ["command name from an expansion"], false],
   ["/bin/l? -la", ["/bin/l? -la"], ["command name with a glob pattern"], false],
-  ["r\\\nm -rf x", ["r m -rf x"], ["line continuation inside a word"], false],
+  // bash reads `rm -rf x` (the backslash-newline goes before words are read): both readings are kept
+  ["r\\\nm -rf x", ["r m -rf x", "rm -rf x"], ["line continuation inside a word"], false],
   ["echo \\\n  hi", ["echo hi"], none, true],
   ["ls # && rm -rf x", ["ls"], none, true],
   ["# just a comment", [], none, true],

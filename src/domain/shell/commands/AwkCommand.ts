@@ -2,8 +2,8 @@
  * `awk 'PROGRAM' FILE…` as a read-only command when the program only transforms text. An awk program can run
  * commands (`system()`, `print | "cmd"`, `"cmd" | getline`), write files (`print > "f"`), read files no word names
  * (`getline < "f"`) and, in gawk, load code (`@load`, `@include`, indirect calls `@f()`): a program holding any of
- * `system`, `getline`, `close`, `fflush`, `|`, `>`, `<` or `@` is not understood (a comparison such as `$3 > 1`
- * asks too; allow-list first). Only `-F SEP`, `-v NAME=VALUE` and `--` are accepted: `-f FILE`, `-e`, `-i`, `-l`
+ * `system`, `getline`, `close`, `fflush`, a pipe `|`, `@`, or a `>` after `print`/`printf` is not understood (a
+ * comparison such as `$3 > 1` or `NR <= 3` is plain text handling). Only `-F SEP`, `-v NAME=VALUE` and `--` are accepted: `-f FILE`, `-e`, `-i`, `-l`
  * and gawk's long options read program text from elsewhere. Operands are files read, except `NAME=VALUE`
  * assignments.
  */
@@ -14,10 +14,38 @@ import * as TableInterpreter from "../TableInterpreter.js"
 
 const assignment = /^[A-Za-z_][A-Za-z0-9_]*=/
 
-/** Why the program text is not plain text transformation, or undefined when it is. */
+/**
+ * True when a `print` or `printf` statement of the program sends its output somewhere (`print > "f"`, `printf(…) >>
+ * f`): a `>` after the keyword, outside parentheses and strings, before the statement ends. Anywhere else (`$3 > 1`,
+ * `print (a > b)`) `>` is a comparison.
+ */
+const printRedirect = (program: string): boolean => {
+  for (const match of program.matchAll(/\bprintf?\b/g)) {
+    let depth = 0
+    for (let i = match.index + match[0].length; i < program.length; i++) {
+      const c = program[i]
+      if (c === '"') {
+        for (i++; i < program.length && program[i] !== '"'; i++) if (program[i] === "\\") i++
+        continue
+      }
+      if (c === "(") depth++
+      else if (c === ")") depth--
+      else if (depth <= 0 && (c === ";" || c === "}" || c === "\n")) break
+      else if (depth <= 0 && c === ">") return true
+    }
+  }
+  return false
+}
+
+/**
+ * Why the program text is not plain text transformation, or undefined when it is. `<` only reads a file after
+ * `getline` (refused on its own), `||` is a logical or, and `>` writes only after `print`/`printf`: comparisons such as
+ * `NR<=3`, `length > 10` or `$1 == "a" || $2 == "b"` are plain text handling.
+ */
 export const programProblem = (program: string): string | undefined => {
-  const found = /\bsystem\b|\bgetline\b|\bclose\b|\bfflush\b|\||>|<|@|\bENVIRON\b|\bPROCINFO\b/.exec(program)
-  return found === null ? undefined : `the awk program uses \`${found[0]}\``
+  const found = /\bsystem\b|\bgetline\b|\bclose\b|\bfflush\b|(?<!\|)\|(?!\|)|@|\bENVIRON\b|\bPROCINFO\b/.exec(program)
+  if (found !== null) return `the awk program uses \`${found[0]}\``
+  return printRedirect(program) ? "the awk program sends `print` output to a file or command (`>`)" : undefined
 }
 
 export const awk: CustomCommand = {

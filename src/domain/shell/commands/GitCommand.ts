@@ -84,7 +84,7 @@ const chdir = (paths: ReadonlyArray<string>): string | undefined =>
     : paths.reduce((base, path) => (path.startsWith("/") || base === "." ? path : `${base}/${path}`), ".")
 
 /** Subcommands that, in the forms that are not read-only, write the repository's configuration file. */
-const configWriters = new Set(["config", "remote", "submodule", "branch", "worktree"])
+const configWriters = new Set(["config", "remote", "submodule", "branch", "worktree", "sparse-checkout", "init", "lfs"])
 
 /**
  * The configuration files a git subcommand that is not read-only writes: `git config` the repository's
@@ -96,10 +96,21 @@ const configWrites = (
   args: ReadonlyArray<ArgWord>,
   directory: string | undefined
 ): ReadonlyArray<string> => {
+  const values = args.map((word) => word.value)
+  // `git maintenance register`/`start` add the repository to the global configuration (and schedule jobs)
+  if (name === "maintenance") return ["~/.gitconfig", "~/.config/git/config"]
   if (!configWriters.has(name)) return []
   const local = `${directory ?? "."}/.git/config`
+  // `git init --template=DIR` copies DIR's hooks into `.git/hooks`; `git lfs install` writes hooks and the global
+  // configuration (unless `--local`)
+  if (name === "init")
+    return values.some((value) => /^--te/.test(value)) ? [local, `${directory ?? "."}/.git/hooks`] : []
+  if (name === "lfs") {
+    return values[0] === "install" || values[0] === "update"
+      ? [local, `${directory ?? "."}/.git/hooks`, ...(values.includes("--local") ? [] : ["~/.gitconfig"])]
+      : []
+  }
   if (name !== "config") return [local]
-  const values = args.map((word) => word.value)
   if (values.some((value) => /^--gl/.test(value))) return ["~/.gitconfig", "~/.config/git/config"]
   if (values.some((value) => /^--sy/.test(value))) return ["/etc/gitconfig"]
   return [local]
