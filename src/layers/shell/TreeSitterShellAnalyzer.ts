@@ -135,20 +135,33 @@ const producerOf = (node: Node, found: Found): ReadonlyArray<Word> | undefined =
   return undefined
 }
 
-/** The path step of a simple command: for `xargs CMD`, CMD's words with the input in place and where it comes from. */
-const stepOf = (node: Node, words: ReadonlyArray<Word>, argv: ReadonlyArray<Word>, found: Found): PathStep => {
+/**
+ * The path steps of a simple command: for `xargs CMD`, CMD's words with the input in place and where it comes from;
+ * `xargs -a FILE` also reads FILE, as `< FILE` would.
+ */
+const stepsOf = (node: Node, words: ReadonlyArray<Word>, argv: ReadonlyArray<Word>, found: Found): Array<PathStep> => {
   const step = commandStep(words, argv)
   const xargs = xargsCommand(argv)
-  if (xargs === undefined || step._tag !== "Command") return step
+  if (xargs === undefined || step._tag !== "Command") return [step]
   // `xargs -a FILE`: the words come from the file, whatever the pipeline before it lists
-  const producer = xargs.fromFile === true ? undefined : producerOf(node, found)
-  return {
+  const producer = xargs.argFile === undefined ? producerOf(node, found) : undefined
+  const command: PathStep = {
     ...step,
     words: xargs.words.map((word) => word.template),
     ...(producer === undefined
       ? {}
       : { input: { producer: producer.map((word) => word.template), split: xargs.split } })
   }
+  if (xargs.argFile === undefined) return [command]
+  const file: PathStep = {
+    _tag: "Redirect",
+    operator: "<",
+    target:
+      xargs.argFile === ""
+        ? [{ _tag: "Opaque", text: "xargs -a's file" }]
+        : [{ _tag: "Text", text: xargs.argFile, quoted: true }]
+  }
+  return [file, command]
 }
 
 const visitCommand = (node: Node, found: Found): void => {
@@ -192,7 +205,7 @@ const visitCommand = (node: Node, found: Found): void => {
     const readOnly = !unknownAssignment && isReadOnly(argv)
     found.commands.push({ ...toCommand(node, argv, forms, assigned), readOnly })
     if (groups.length === 1) found.argvOf.set(node.id, argv)
-    found.pathSteps.push(groups.length === 1 ? stepOf(node, words, argv, found) : commandStep(words, argv))
+    found.pathSteps.push(...(groups.length === 1 ? stepsOf(node, words, argv, found) : [commandStep(words, argv)]))
     found.dangers.push(...dangers)
     const test = testCommandDanger(argv)
     if (test !== undefined) {

@@ -28,8 +28,11 @@ export interface XargsCommand {
   readonly words: ReadonlyArray<Word>
   /** The input is split at blanks, quotes and backslashes are interpreted (no `-0`, no `-d`). */
   readonly split: boolean
-  /** `-a FILE`: the words come from a file, not from the pipeline before xargs (whatever that lists). */
-  readonly fromFile?: boolean | undefined
+  /**
+   * `-a FILE`: the words come from that file, not from the pipeline before xargs (whatever that lists); xargs reads
+   * its contents as `< FILE` would.
+   */
+  readonly argFile?: string | undefined
 }
 
 const refused = new Set(["--process-slot-var"])
@@ -48,7 +51,8 @@ export const xargsCommand = (argv: ReadonlyArray<Word>): XargsCommand | undefine
   const options = parsed.options.flatMap((option) => (option._tag === "Option" ? [option] : []))
   if (options.some((option) => refused.has(option.name))) return undefined
   const split = !options.some((option) => delimited.has(option.name))
-  const file = options.some((option) => fromFile.has(option.name)) ? { fromFile: true } : {}
+  const fileOption = options.find((option) => fromFile.has(option.name))
+  const file = fileOption === undefined ? {} : { argFile: fileOption.value ?? "" }
   const replace = options.find((option) => replacing.has(option.name))
   // Without a command, xargs runs `echo`.
   const command =

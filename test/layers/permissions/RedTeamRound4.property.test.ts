@@ -149,6 +149,21 @@ layer(base)("red team round 4: deny rules under a tool-wide allow (generated)", 
     runs
   )
   it.effect.prop(
+    "xargs -a naming a denied file reads it, with or without an allow rule",
+    [secretArgFile, FastCheck.boolean()],
+    ([command, toolWide]) =>
+      Effect.gen(function* () {
+        const decision = yield* decide(project, {
+          ...(toolWide ? { allow: ["Bash"] } : {}),
+          deny: ["Read(./secrets/**)"],
+          tool: "Bash",
+          input: { command }
+        })
+        expect({ command, behavior: decision.behavior }).toEqual({ command, behavior: "deny" })
+      }),
+    runs
+  )
+  it.effect.prop(
     "a program's options before the subcommand a deny rule names",
     [leadingOptions],
     ([command]) =>
@@ -174,6 +189,18 @@ const argFile = FastCheck.tuple(
   FastCheck.constantFrom("cat", "head -n 5", "wc -c", "grep KEY"),
   FastCheck.constantFrom("", "find src -name '*.ts' | ", "git ls-files | ")
 ).map(([option, command, before]) => `${before}xargs ${option} ${command}${option.includes("{}") ? " {}" : ""}`)
+
+/** `xargs -a FILE` with FILE under a Read deny rule: xargs hands FILE's contents to its command (`echo` by default). */
+const secretArgFile = FastCheck.tuple(
+  FastCheck.constantFrom(
+    "-a secrets/k",
+    "--arg-file=secrets/k",
+    "--arg-file secrets/k",
+    "-asecrets/k",
+    "-0 -a ./secrets/k"
+  ),
+  FastCheck.constantFrom("", " echo", " printf '%s\\n'", " -n1 echo", " -I{} echo {}")
+).map(([option, command]) => `xargs ${option}${command}`)
 
 /** A program's own options before the subcommand a deny rule names (`npm --loglevel=silent publish`). */
 const leadingOptions = FastCheck.tuple(
