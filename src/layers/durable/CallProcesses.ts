@@ -17,16 +17,19 @@ import { Data, Effect, Option } from "effect"
 import { Processes, type ProcessesService } from "../../services/Processes.js"
 import * as SpawnRecord from "../process/SpawnRecord.js"
 import * as SessionLease from "./SessionLease.js"
+import * as Tables from "./Tables.js"
 
-/** Makes the tables if they are not there. */
-export const ensureTable = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  Effect.zipRight(
-    sql`CREATE TABLE IF NOT EXISTS armature_call_starts (
+/** Makes the tables if they are not there (once per SQL client: see Tables.once). */
+export const ensureTable = Tables.once(
+  "armature_processes",
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.zipRight(
+      sql`CREATE TABLE IF NOT EXISTS armature_call_starts (
       session_id TEXT NOT NULL,
       call TEXT NOT NULL,
       PRIMARY KEY (session_id, call)
     )`,
-    sql`CREATE TABLE IF NOT EXISTS armature_processes (
+      sql`CREATE TABLE IF NOT EXISTS armature_processes (
       tag TEXT PRIMARY KEY,
       session_id TEXT NOT NULL,
       pid INTEGER NOT NULL,
@@ -37,6 +40,7 @@ export const ensureTable = Effect.flatMap(SqlClient.SqlClient, (sql) =>
       owner_start BIGINT NOT NULL,
       created_at BIGINT NOT NULL
     )`
+    )
   )
 )
 
