@@ -156,6 +156,8 @@ export const resolve = (
     > = []
     /** Set once the line may have turned on `dotglob` (`shopt -s dotglob`, `GLOBIGNORE=…`): globs then match dot names. */
     let dotglob = false
+    /** Set once the line may have turned on `globstar`: an unquoted `**` then walks whole trees, which is not followed. */
+    let globstar = false
 
     /** Adds the path(s) one template names, relative to each directory it may be in. */
     const addTemplate: AddTemplate = (template, dirs, access, recursive, follows, tracked = false, extra) => {
@@ -178,6 +180,18 @@ export const resolve = (
             continue
           }
           const text = Expansion.display(expanded.template)
+          if (
+            globstar &&
+            expanded.template.some((piece) => piece._tag === "Text" && !piece.quoted && piece.text.includes("**"))
+          ) {
+            out.unresolved.push({
+              given: text,
+              access,
+              reason: "`**` walks whole trees once globstar is set",
+              ...guess
+            })
+            continue
+          }
           if (!text.startsWith("/") && dir === undefined) {
             out.unresolved.push({ given: text, access, reason: "the directory it is relative to is unknown", ...guess })
             continue
@@ -318,6 +332,7 @@ export const resolve = (
         continue
       }
       if (step.words.some((word) => /dotglob|GLOBIGNORE/.test(Expansion.display(word)))) dotglob = true
+      if (step.words.some((word) => /globstar/.test(Expansion.display(word)))) globstar = true
       const commandDirs = commandDirectories(step, dirs)
       addCommand(step.words, commandDirs, addTemplate, env(commandDirs[0]), step.input)
       const head = Expansion.plainText(step.words[0] ?? [])
