@@ -214,13 +214,22 @@ const sessionBody = (sessionId: string) => {
       })
       // the tool versions of the session's start are pinned before its calls, on every run of it (as run --durable)
       const subtype = yield* Effect.zipRight(
-        ToolVersionPins.pin,
+        Effect.zipRight(trace(sessionId, "engine"), ToolVersionPins.pin),
         runAgent({ ...args, prompt }, audit, {
           interrupts: latest ? interruptsOf(sql, changes, sessionId, n) : Stream.never,
           exitCode: false
         })
       ).pipe(
-        Effect.updateService(LanguageModel, model),
+        Effect.updateService(LanguageModel, (inner) => {
+          const durable = model(inner)
+          if (!tracing) return durable
+          // each turn asked of the model (a replayed one is answered from the store), as a phase mark
+          let turns = 0
+          return {
+            ...durable,
+            stream: (request) => Stream.unwrap(Effect.as(trace(sessionId, `model ${turns++}`), durable.stream(request)))
+          }
+        }),
         Effect.provideService(CallJournal, journal),
         Effect.provideService(Transcript, transcript),
         Effect.provide(sessionEngine({ ...args, prompt }, sessionId, audit)),
