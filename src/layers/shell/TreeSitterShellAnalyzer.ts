@@ -205,7 +205,14 @@ const visitCommand = (node: Node, found: Found): void => {
     const readOnly = !unknownAssignment && isReadOnly(argv)
     found.commands.push({ ...toCommand(node, argv, forms, assigned), readOnly })
     if (groups.length === 1) found.argvOf.set(node.id, argv)
-    found.pathSteps.push(...(groups.length === 1 ? stepsOf(node, words, argv, found) : [commandStep(words, argv)]))
+    const steps = groups.length === 1 ? stepsOf(node, words, argv, found) : [commandStep(words, argv)]
+    // `SIMPLE_BACKUP_SUFFIX=… cp -b`: the backup's name is the destination's with a suffix the line chooses
+    const backupSuffix = assigned.includes("SIMPLE_BACKUP_SUFFIX")
+    found.pathSteps.push(
+      ...(backupSuffix
+        ? steps.map((step) => (step._tag === "Command" ? { ...step, backupSuffixAssigned: true } : step))
+        : steps)
+    )
     found.dangers.push(...dangers)
     const test = testCommandDanger(argv)
     if (test !== undefined) {
