@@ -116,8 +116,6 @@ describe("CallProcesses: a call's start mark is fenced by the session's lease (P
  */
 const interruptedAtStart = (options: { readonly before?: (fence: SessionLease.LeaseFence) => Effect.Effect<void> }) =>
   Effect.gen(function* () {
-    const lease = yield* SessionLease.SessionLease
-    const fence = Option.getOrThrow(lease.fence)
     const real = yield* CallProcesses.recorder("s1")
     const recorded = yield* Deferred.make<SpawnRecord.Spawned>()
     const latch = yield* Deferred.make<void>()
@@ -145,7 +143,10 @@ const interruptedAtStart = (options: { readonly before?: (fence: SessionLease.Le
     const spawned = yield* Deferred.await(recorded)
     // the start is recorded: the mark is there while the record is not done
     expect(yield* CallProcesses.callStarted("s1", "toolu_a")).toBe(true)
-    if (options.before !== undefined) yield* options.before(fence)
+    if (options.before !== undefined) {
+      const lease = yield* SessionLease.SessionLease
+      yield* options.before(Option.getOrThrow(lease.fence))
+    }
     yield* Fiber.interruptFork(fiber)
     yield* Deferred.succeed(latch, undefined)
     const exit = yield* Fiber.await(fiber)
@@ -213,5 +214,23 @@ describe("CallProcesses: a call interrupted while its start is recorded never st
           true
         )
       })
+  )
+})
+
+describe("CallProcesses: the same in a session's SQLite file (no lease fence)", () => {
+  it.scoped("a call interrupted while its start is recorded leaves no mark and no row", () =>
+    Effect.gen(function* () {
+      const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-withdraw-sqlite-"))
+      const store = DurableStore.sqlLayer({ _tag: "Sqlite", file: Path.join(dir, "s.db") })
+      const { exit, spawned, ran } = yield* interruptedAtStart({}).pipe(
+        Effect.provide(Layer.mergeAll(SessionLease.layer, ProcessGroup.layer).pipe(Layer.provideMerge(store)))
+      )
+      expect(Exit.isInterrupted(exit)).toBe(true)
+      yield* Effect.gen(function* () {
+        expect(yield* CallProcesses.callStarted("s1", "toolu_a")).toBe(false)
+        expect(yield* recorded(spawned.tag)).toBe(false)
+      }).pipe(Effect.provide(store), Effect.orDie)
+      expect(Fs.existsSync(ran)).toBe(false)
+    })
   )
 })
