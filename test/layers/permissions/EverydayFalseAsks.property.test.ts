@@ -5,6 +5,8 @@
  * - `export NAME=value` counts as giving NAME to every later command: off the harmless list it makes an allow rule
  *   and the read-only stage miss (`export GIT_PAGER=x && git status`);
  * - process listers' words are never commands (`pgrep -f rm` under `Bash(rm:*)`);
+ * - a reader that follows the links in a tree (`grep -R`, `diff -r`) is allowed on a tree holding no link, and asks
+ *   when the tree holds one or the line writes first;
  * - shell settings that change no word's meaning are read-only (`set -euo pipefail`, `shopt -s nullglob`), the others
  *   are not (`set -k`, `shopt -s nocaseglob`), and once `globstar` is on a `**` glob is only known at run time.
  */
@@ -18,6 +20,14 @@ const project = makeProject("armature-everyday-prop-")
 Fs.mkdirSync(`${project.proj}/secrets/deep`, { recursive: true })
 Fs.writeFileSync(`${project.proj}/secrets/deep/key.txt`, "k")
 Fs.writeFileSync(`${project.proj}/.env`, "K=1")
+// Trees for link-following readers: one without links, one with a link out of the project, one with a link to a
+// denied file.
+Fs.mkdirSync(`${project.proj}/plain/sub`, { recursive: true })
+Fs.writeFileSync(`${project.proj}/plain/sub/a.txt`, "a")
+Fs.mkdirSync(`${project.proj}/out/sub`, { recursive: true })
+Fs.symlinkSync("/etc", `${project.proj}/out/sub/etc`)
+Fs.mkdirSync(`${project.proj}/secretlink`, { recursive: true })
+Fs.symlinkSync(`${project.proj}/secrets/deep/key.txt`, `${project.proj}/secretlink/k.txt`)
 afterAll(project.remove)
 
 const covered = FastCheck.constantFrom("npm test", "npm run test", "make", "make -j2 build", "npm run lint -- --fix")
@@ -151,5 +161,30 @@ layer(base)("everyday false asks (generated)", (it) => {
         })
       }),
     { fastCheck: { numRuns: 20 } }
+  )
+
+  it.effect.prop(
+    "a link-following reader is allowed on a tree without links, never on one holding a link or after a write",
+    [
+      FastCheck.constantFrom(
+        "grep -R x",
+        "grep -rR x",
+        "grep --dereference-recursive x",
+        "diff -rq plain",
+        "diff -r plain"
+      ),
+      FastCheck.constantFrom("out", "secretlink", "out/sub")
+    ],
+    ([reader, linked]) =>
+      Effect.gen(function* () {
+        const deny = { deny: ["Read(./secrets/**)"] }
+        const plain = reader.startsWith("diff") ? `${reader} plain/sub` : `${reader} plain`
+        expect(yield* bashOutcome(project, deny, plain)).toMatchObject({ behavior: "allow" })
+        expect(yield* bashOutcome(project, deny, `${reader} ${linked}`)).not.toMatchObject({ behavior: "allow" })
+        expect(yield* bashOutcome(project, deny, `ln -s /etc plain/e; ${plain}`)).not.toMatchObject({
+          behavior: "allow"
+        })
+      }),
+    { fastCheck: { numRuns: 30 } }
   )
 })
