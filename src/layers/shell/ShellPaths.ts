@@ -508,7 +508,13 @@ const addCommand = (
     if (!effect.readOnly) add(listed, dirs, "write", false)
   }
   for (const o of effect.reads) operand(o, readAccess(o), recursive, walked("read"))
-  for (const o of effect.writes) operand(o, "write", false, follows?.access === "write" ? follows : undefined)
+  // `rm -r DIR`, `find DIR … -delete` remove whatever is below DIR: a write of the whole tree
+  const treeWrite =
+    (name === "rm" && args.some((a) => /^-[^-]*[rR]/.test(a) || /^--rec/.test(a))) ||
+    (name === "find" && args.includes("-delete"))
+  for (const o of effect.writes) operand(o, "write", treeWrite, follows?.access === "write" ? follows : undefined)
+  for (const tree of effect.implicitTreeWrites ?? [])
+    add([{ _tag: "Text", text: tree, quoted: true }], dirs, "write", true)
   addBackups(name, words, effect, (template) => add(template, dirs, "write", false), backupSuffixAssigned === true)
   for (const implicit of effect.implicitReads ?? [])
     add([{ _tag: "Text", text: implicit, quoted: true }], dirs, readAccess(), true, walked("read"), tracked(), {
