@@ -51,7 +51,11 @@ const line = FastCheck.oneof(
     "rm -r ./",
     "rm --recursive --force .",
     "find . -name x.ts -delete",
-    "find . -type f -delete"
+    "find . -type f -delete",
+    "find . -name x.ts -exec rm {} +",
+    "find . -name x.ts -exec rm -f {} ';'",
+    "find ./ -type f -execdir truncate -s0 {} +",
+    "find . -ok shred -u {} ';'"
   )
 )
 
@@ -76,6 +80,8 @@ layer(base)("writes that name no file", (it) => {
         "git clean -fd src",
         "git rm -r src",
         "rm -rf build",
+        "find . -name '*.ts' -exec wc -l {} +",
+        "find src -name x -exec rm {} +",
         "git reset HEAD~1",
         "git stash list",
         "git add .",
