@@ -5,6 +5,7 @@
  * `--target-directory=DIR`), then symlinks (a dangling link is its target). What cannot be known without running
  * the line (another variable, `~user`, `cd "$x"`) is reported as unresolved, never guessed.
  */
+import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { FileSystem } from "@effect/platform"
 import { Effect } from "effect"
@@ -156,6 +157,10 @@ export const resolve = (
     > = []
     /** Set once the line may have turned on `dotglob` (`shopt -s dotglob`, `GLOBIGNORE=…`): globs then match dot names. */
     let dotglob = false
+    /** Set once the line may have turned on `globstar`: an unquoted `**` then walks whole trees, which is not followed. */
+    let globstar = false
+    /** Trees a link-following reader walks, with what is unknown about them unless they hold no link. */
+    const linkFreeCandidates: Array<readonly [string, Collected["unresolved"][number]]> = []
 
     /** Adds the path(s) one template names, relative to each directory it may be in. */
     const addTemplate: AddTemplate = (template, dirs, access, recursive, follows, tracked = false, extra) => {
@@ -178,6 +183,18 @@ export const resolve = (
             continue
           }
           const text = Expansion.display(expanded.template)
+          if (
+            globstar &&
+            expanded.template.some((piece) => piece._tag === "Text" && !piece.quoted && piece.text.includes("**"))
+          ) {
+            out.unresolved.push({
+              given: text,
+              access,
+              reason: "`**` walks whole trees once globstar is set",
+              ...guess
+            })
+            continue
+          }
           if (!text.startsWith("/") && dir === undefined) {
             out.unresolved.push({ given: text, access, reason: "the directory it is relative to is unknown", ...guess })
             continue
@@ -238,11 +255,15 @@ export const resolve = (
         if (follows !== undefined) {
           const info = yield* Effect.option(fs.stat(first))
           if (info._tag === "None" || info.value.type !== "File") {
-            out.unresolved.push({
+            const unknown = {
               given: raw,
               access: follows.access,
               reason: `${follows.command} follows the symbolic links under it, so what it ${follows.access === "read" ? "reads" : "changes"} there is only known at run time`
-            })
+            }
+            // A tree read through its links that holds no link now reads only itself, unless the line writes first.
+            if (follows.access === "read" && info._tag === "Some" && info.value.type === "Directory") {
+              linkFreeCandidates.push([first, unknown])
+            } else out.unresolved.push(unknown)
           }
         }
       })
@@ -318,6 +339,7 @@ export const resolve = (
         continue
       }
       if (step.words.some((word) => /dotglob|GLOBIGNORE/.test(Expansion.display(word)))) dotglob = true
+      if (step.words.some((word) => /globstar/.test(Expansion.display(word)))) globstar = true
       const commandDirs = commandDirectories(step, dirs)
       addCommand(step.words, commandDirs, addTemplate, env(commandDirs[0]), step.input, step.backupSuffixAssigned)
       const head = Expansion.plainText(step.words[0] ?? [])
@@ -325,6 +347,11 @@ export const resolve = (
     }
     for (const [absolute, access, recursive, follows, tracked, dots, extra] of pending) {
       yield* addExpanded(absolute, access, recursive, follows, tracked, dots, extra)
+    }
+    const lineWrites = out.paths.some((p) => p.access === "write") || out.unresolved.some((u) => u.access === "write")
+    const budget = { left: maxLinkWalk }
+    for (const [tree, unknown] of linkFreeCandidates) {
+      if (lineWrites || !holdsNoLink(tree, budget)) out.unresolved.push(unknown)
     }
     return {
       ...out,
@@ -363,6 +390,30 @@ export const resolve = (
       })
     }
   })
+
+/** The most entries looked at, over all trees of a line, when checking that a tree holds no symbolic link. */
+const maxLinkWalk = 20_000
+
+/** True when the tree under `root` holds no symbolic link (false when unreadable or too large to tell). */
+const holdsNoLink = (root: string, budget: { left: number }): boolean => {
+  const queue = [root]
+  while (queue.length > 0) {
+    const dir = queue.shift() as string
+    let entries: Array<Fs.Dirent>
+    try {
+      entries = Fs.readdirSync(dir, { withFileTypes: true })
+    } catch {
+      return false
+    }
+    budget.left -= entries.length
+    if (budget.left < 0) return false
+    for (const entry of entries) {
+      if (entry.isSymbolicLink()) return false
+      if (entry.isDirectory()) queue.push(Path.join(dir, entry.name))
+    }
+  }
+  return true
+}
 
 /** `..` applied lexically to glob segments (the glob is matched against the names it leads to). */
 const lexical = (segments: ReadonlyArray<Segment>): ReadonlyArray<Segment> => {
