@@ -28,7 +28,11 @@ export const describeWords = (argv: ReadonlyArray<ArgWord>): CommandEffect => {
   if (effect === undefined) return unknown(argv, `${head.value} is not understood`)
   if (effect.known) return effect
   const guessed = unknown(argv, effect.reason ?? `${head.value} is not understood`)
-  return effect.implicitWrites === undefined ? guessed : { ...guessed, implicitWrites: effect.implicitWrites }
+  return {
+    ...guessed,
+    ...(effect.implicitWrites === undefined ? {} : { implicitWrites: effect.implicitWrites }),
+    ...(effect.implicitTreeWrites === undefined ? {} : { implicitTreeWrites: effect.implicitTreeWrites })
+  }
 }
 
 /**

@@ -60,6 +60,11 @@ export interface CommandEffect {
    */
   readonly implicitWrites?: ReadonlyArray<string> | undefined
   /**
+   * Directories the command may rewrite anywhere below without naming the files (`git checkout .`, `git stash`,
+   * `git reset --hard`, `git merge`: any tracked file of the work tree), relative to the command's directory.
+   */
+  readonly implicitTreeWrites?: ReadonlyArray<string> | undefined
+  /**
    * The command reads only the names and metadata of the paths its operands and implicit reads name (`ls`, `stat`,
    * `find`, `test -f`, `git status`): Read rules, which protect contents, do not apply to them.
    */

@@ -248,7 +248,9 @@ export const bashPathRules: Stage = (call) => {
             ? `a glob that can match a path of the rule (${path.given})`
             : found === "stored"
               ? `git printing what it stores under ${path.given}, where the repository holds paths of the rule`
-              : `reading the contents of ${path.given}, which holds paths of the rule`
+              : path.access === "write"
+                ? `writing anywhere below ${path.given}, which holds paths of the rule`
+                : `reading the contents of ${path.given}, which holds paths of the rule`
       const step: TraceStep = {
         step: "bashPaths",
         outcome: denied ? "deny" : "ask",

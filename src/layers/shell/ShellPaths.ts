@@ -559,7 +559,13 @@ const addCommand = (
     if (!effect.readOnly) add(listed, dirs, "write", false)
   }
   for (const o of effect.reads) operand(o, readAccess(o), recursive, walked("read"))
-  for (const o of effect.writes) operand(o, "write", false, follows?.access === "write" ? follows : undefined)
+  // `rm -r DIR`, `find DIR … -delete` remove whatever is below DIR: a write of the whole tree
+  const treeWrite =
+    (name === "rm" && args.some((a) => /^-[^-]*[rR]/.test(a) || /^--rec/.test(a))) ||
+    (name === "find" && (args.includes("-delete") || findRunsWriter(args)))
+  for (const o of effect.writes) operand(o, "write", treeWrite, follows?.access === "write" ? follows : undefined)
+  for (const tree of effect.implicitTreeWrites ?? [])
+    add([{ _tag: "Text", text: tree, quoted: true }], dirs, "write", true)
   addBackups(name, words, effect, (template) => add(template, dirs, "write", false), backupSuffixAssigned === true)
   for (const implicit of effect.implicitReads ?? [])
     add([{ _tag: "Text", text: implicit, quoted: true }], dirs, readAccess(), true, walked("read"), tracked(), {
@@ -576,6 +582,18 @@ const addCommand = (
   }
   if (!effect.known) addOptionValues(words, dirs, add)
 }
+
+const findActions = new Set(["-exec", "-execdir", "-ok", "-okdir"])
+
+/** True when `find` runs a command that is not read-only on the names it finds (`-exec rm {} +`). */
+const findRunsWriter = (args: ReadonlyArray<string>): boolean =>
+  args.some((word, at) => {
+    if (!findActions.has(word)) return false
+    const rest = args.slice(at + 1)
+    const end = rest.findIndex((next) => next === ";" || next === "+")
+    const command = (end === -1 ? rest : rest.slice(0, end)).map((next) => next.replaceAll("{}", "x"))
+    return command.length === 0 || !CommandEffect.describe(command).readOnly
+  })
 
 /** Commands that keep a backup of each file they replace (`-b`, `--backup`, `-S SUFFIX`, `--suffix=SUFFIX`). */
 const backupCommands = new Set(["cp", "mv", "ln", "install", "ginstall", "gcp", "gmv", "gln"])

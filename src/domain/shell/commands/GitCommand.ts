@@ -118,6 +118,64 @@ const configWrites = (
   return [local]
 }
 
+/** Subcommands that rewrite tracked files of the work tree they do not name (a branch, a stash, a patch, a merge). */
+const worktreeWriters = new Set([
+  "stash",
+  "merge",
+  "pull",
+  "cherry-pick",
+  "revert",
+  "am",
+  "apply",
+  "rebase",
+  "switch",
+  "checkout",
+  "restore",
+  "reset",
+  "read-tree",
+  "checkout-index",
+  "clean",
+  "rm",
+  "bisect",
+  "sparse-checkout",
+  "filter-branch",
+  "mv"
+])
+/** Of those, the ones whose operands bound what they write (pathspecs): without operands, the whole work tree. */
+const pathspecWriters = new Set(["restore", "checkout-index", "clean", "rm", "mv"])
+
+/**
+ * The trees a subcommand may rewrite below (see `implicitTreeWrites`): the operands of a pathspec writer (or those
+ * after `--` for `checkout`, whose first operand may name a branch), else the whole work tree. `reset` writes the
+ * work tree only with `--hard`, `--merge` or `--keep`; `stash list`/`show` and `bisect log` write nothing.
+ */
+const worktreeWrites = (
+  name: string,
+  args: ReadonlyArray<ArgWord>,
+  directory: string | undefined
+): ReadonlyArray<string> => {
+  if (!worktreeWriters.has(name)) return []
+  const values = args.map((word) => word.value)
+  if (name === "reset" && !values.some((value) => /^--(h|mer|k)/.test(value))) return []
+  if (name === "stash" && ["list", "show"].includes(values[0] ?? "")) return []
+  if (name === "bisect" && ["log", "visualize", "view", "help", "terms"].includes(values[0] ?? "")) return []
+  const here = directory ?? "."
+  // `clean -e PATTERN` keeps PATTERN and cleans everything else
+  if (name === "clean" && values.some((value) => /^(-[^-]*e|--e)/.test(value))) return [here]
+  const dashes = values.indexOf("--")
+  const operands =
+    name === "checkout"
+      ? dashes === -1
+        ? []
+        : args.slice(dashes + 1)
+      : pathspecWriters.has(name)
+        ? args.filter((word, at) => (dashes !== -1 && at > dashes) || !word.value.startsWith("-"))
+        : []
+  if (operands.length === 0 || operands.some((word) => !word.literal || word.glob || word.value.startsWith(":")))
+    return [here]
+  return operands.map((word) => (word.value.startsWith("/") ? word.value : `${here}/${word.value}`))
+}
+
 /** `git [global options] SUBCOMMAND [arguments]`. */
 export const git: CustomCommand = {
   interpret: (args) => {
@@ -134,7 +192,11 @@ export const git: CustomCommand = {
     const effect = TableInterpreter.shift(interpretSubcommand(word.value, args.slice(at + 1)), at + 1)
     const directory = chdir(global.reads.map((read) => read.value))
     const writes = effect.readOnly ? [] : configWrites(word.value, args.slice(at + 1), directory)
-    const implicitWrites = writes.length === 0 ? {} : { implicitWrites: writes }
+    const trees = effect.readOnly ? [] : worktreeWrites(word.value, args.slice(at + 1), directory)
+    const implicitWrites = {
+      ...(writes.length === 0 ? {} : { implicitWrites: writes }),
+      ...(trees.length === 0 ? {} : { implicitTreeWrites: trees })
+    }
     if (!effect.known) return { ...effect, ...implicitWrites }
     // `REV:PATH` reads PATH as stored in the repository (relative to its top, or to here with `./`).
     const paths = effect.reads.map((read) => {
