@@ -205,7 +205,14 @@ const visitCommand = (node: Node, found: Found): void => {
     const readOnly = !unknownAssignment && isReadOnly(argv)
     found.commands.push({ ...toCommand(node, argv, forms, assigned), readOnly })
     if (groups.length === 1) found.argvOf.set(node.id, argv)
-    found.pathSteps.push(...(groups.length === 1 ? stepsOf(node, words, argv, found) : [commandStep(words, argv)]))
+    const steps = groups.length === 1 ? stepsOf(node, words, argv, found) : [commandStep(words, argv)]
+    // `SIMPLE_BACKUP_SUFFIX=… cp -b`: the backup's name is the destination's with a suffix the line chooses
+    const backupSuffix = assigned.includes("SIMPLE_BACKUP_SUFFIX")
+    found.pathSteps.push(
+      ...(backupSuffix
+        ? steps.map((step) => (step._tag === "Command" ? { ...step, backupSuffixAssigned: true } : step))
+        : steps)
+    )
     found.dangers.push(...dangers)
     const test = testCommandDanger(argv)
     if (test !== undefined) {
@@ -247,11 +254,12 @@ const visitNode = (node: Node, found: Found): boolean => {
     case "declaration_command":
     case "unset_command": {
       const argv = wordsOf(flattenWords(node))
-      found.commands.push(toCommand(node, argv, commandForms(argv, found.code)))
+      const readOnly = isReadOnly(argv) && found.exported.every(PermissionRule.isHarmlessAssignment)
+      found.commands.push({ ...toCommand(node, argv, commandForms(argv, found.code)), readOnly })
       const opaque = builtinOpacity(argv)
       if (opaque !== undefined) found.opaque.push(opaque)
       found.pathSteps.push(commandStep(argv, argv))
-      if (!isReadOnly(argv)) found.readOnly = false
+      if (!readOnly) found.readOnly = false
       break
     }
     case "variable_assignment": {
@@ -262,8 +270,12 @@ const visitNode = (node: Node, found: Found): boolean => {
       if (hidden !== undefined) found.opaque.push(hidden)
       // `PATH=/tmp/x; ls`: a variable already exported (PATH, GIT_*, …) reaches every later command, so it counts as
       // assigned for them (allow rules then miss them); lower-case shell locals are left out.
-      const inline = node.parent?.type === "command" || node.parent?.type === "declaration_command"
-      if (!inline && (ReadOnlyCommands.isRiskyAssignment(name) || !/[a-z]/.test(name))) found.exported.push(name)
+      // `export NAME=value` gives the variable to every later command, whatever its case.
+      const exports = node.parent?.type === "declaration_command" && node.parent.firstChild?.text === "export"
+      const inline = node.parent?.type === "command" || (node.parent?.type === "declaration_command" && !exports)
+      if (exports || (!inline && (ReadOnlyCommands.isRiskyAssignment(name) || !/[a-z]/.test(name)))) {
+        found.exported.push(name)
+      }
       found.assigned.add(name)
       break
     }
