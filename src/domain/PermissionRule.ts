@@ -131,6 +131,28 @@ export const unknownToolWarning = (file: string, text: string): string | undefin
   return `${file.startsWith("--") ? file : `settings file ${file}`}: rule "${text.trim()}" names no built-in tool (${tool}); it matches only a tool registered under that exact name`
 }
 
+/**
+ * The warning for a `Bash(…)` allow rule whose spelling matches next to nothing as written: `Bash(rm: *)` (a blank
+ * inside `:*`) names commands whose first word is `rm:`, and the `*` of `Bash(rm *:*)` is a literal star before the
+ * prefix's `:*`. Deny and ask rules so spelt are read by their evident meaning (RuleMeaning.ts); an allow rule is
+ * never widened, so the user is told how to write it. Undefined for every other rule.
+ */
+export const allowSpellingWarning = (file: string, text: string): string | undefined => {
+  const match = ruleShape.exec(text.trim())
+  if (match === null || match[1] !== "Bash" || match[2] === undefined) return undefined
+  const content = collapse(match[2])
+  const place = file.startsWith("--") ? file : `settings file ${file}`
+  const split = /^(.*\S):\s+\*$/s.exec(content)
+  if (split !== null) {
+    return `${place}: allow rule "${text.trim()}" matches only commands spelt "${split[1]}: …" (with the colon); write Bash(${split[1]}:*) or Bash(${split[1]} *) for ${split[1]} with any arguments`
+  }
+  const prefix = content.endsWith(":*") ? content.slice(0, -2).trimEnd() : ""
+  if (prefix.includes("*")) {
+    return `${place}: allow rule "${text.trim()}" reads the * before :* as a literal star; write Bash(${prefix}) for a wildcard`
+  }
+  return undefined
+}
+
 /** Parses one rule string; a malformed one is a `PermissionRuleError` naming the rule and its source. */
 export const parse = (text: string, origin: RuleOrigin): Either.Either<Rule, PermissionRuleError> => {
   const trimmed = text.trim()
@@ -161,6 +183,12 @@ export const parse = (text: string, origin: RuleOrigin): Either.Either<Rule, Per
     const at = content.indexOf(":*")
     if (at !== -1 && at !== content.length - 2) return fail("`:*` is only allowed at the end of a Bash rule")
     if (content === ":*") return fail("a prefix rule needs a prefix before `:*`")
+    // `Bash(rm:)` names the command `rm:`, which no one runs: it is a prefix rule missing its star.
+    if (/^[^\s:]+:$/.test(content)) {
+      return fail(
+        `a command does not end in \`:\`; write \`${tool}(${content}*)\` for the command with any arguments, or \`${tool}(${content.slice(0, -1)})\` for the bare command`
+      )
+    }
   }
   if (tool === "WebFetch" && !/^domain:[^\s/:@]+$/.test(content)) {
     return fail("WebFetch rules have the form `WebFetch(domain:example.com)`")

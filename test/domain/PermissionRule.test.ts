@@ -40,6 +40,10 @@ describe("PermissionRule.parse", () => {
     ["Bash()", "empty parentheses; write `Bash` for the whole tool"],
     ["Bash(npm:*run)", "`:*` is only allowed at the end of a Bash rule"],
     ["Bash(:*)", "a prefix rule needs a prefix before `:*`"],
+    [
+      "Bash(rm:)",
+      "a command does not end in `:`; write `Bash(rm:*)` for the command with any arguments, or `Bash(rm)` for the bare command"
+    ],
     ["WebFetch(example.com)", "WebFetch rules have the form `WebFetch(domain:example.com)`"],
     ["mcp__github__x(arg)", "MCP rules take no content: use `mcp__server`, `mcp__server__*` or a tool"],
     ["bash(git push:*)", "unknown tool bash: tool names are case-sensitive (did you mean Bash?)"],
@@ -270,4 +274,19 @@ describe("PermissionRule tools, domains and suggestions", () => {
     expect(PermissionRule.bashPrefixRule(["npm", "run", "test"])).toBe("Bash(npm run:*)")
     expect(PermissionRule.bashPrefixRule([])).toBeUndefined()
   })
+})
+
+describe("PermissionRule.allowSpellingWarning", () => {
+  it("names an allow rule that matches next to nothing as written, and how to write it", () => {
+    expect(PermissionRule.allowSpellingWarning("/p/s.json", "Bash(rm: *)")).toBe(
+      'settings file /p/s.json: allow rule "Bash(rm: *)" matches only commands spelt "rm: …" (with the colon); write Bash(rm:*) or Bash(rm *) for rm with any arguments'
+    )
+    expect(PermissionRule.allowSpellingWarning("--allowed-tools", "Bash(ls *:*)")).toBe(
+      '--allowed-tools: allow rule "Bash(ls *:*)" reads the * before :* as a literal star; write Bash(ls *) for a wildcard'
+    )
+  })
+  it.each(["Bash(rm:*)", "Bash(rm *)", "Bash(git commit -m x)", "Bash", "Read(./a: *)", "Bash(npm run test:*)"])(
+    "says nothing about %j",
+    (text) => expect(PermissionRule.allowSpellingWarning("/p/s.json", text)).toBeUndefined()
+  )
 })

@@ -10,6 +10,7 @@ import type { CommandForm } from "../PermissionRule.js"
 import type { CommandTable } from "./CommandTable.js"
 import { compile } from "./CommandTable.js"
 import { lookup } from "./CommandTables.js"
+import * as NpmCommands from "./NpmCommands.js"
 import * as OptionParser from "./OptionParser.js"
 
 /** `git push`'s options (`git help push`), for rules that name them. */
@@ -171,4 +172,72 @@ export const matchesByMeaning = (content: string, form: CommandForm): boolean =>
     )
   }
   return rule.operands.every((operand, at) => given.operands[at] === operand)
+}
+
+/** Removes shell quoting from a rule's text as bash would from a command's words (`"rm" -rf` is `rm -rf`). */
+const unquote = (text: string): string => {
+  let out = ""
+  let quote: "'" | '"' | undefined
+  for (let at = 0; at < text.length; at++) {
+    const char = text[at]
+    if (quote === "'") {
+      if (char === "'") quote = undefined
+      else out += char
+    } else if (quote === '"') {
+      if (char === '"') quote = undefined
+      else if (char === "\\" && at + 1 < text.length && '"\\$`'.includes(text[at + 1])) out += text[++at]
+      else out += char
+    } else if (char === "'" || char === '"') quote = char
+    else if (char === "\\" && at + 1 < text.length) out += text[++at]
+    else out += char
+  }
+  return out
+}
+
+/** How a rule's text is also read; each step maps one reading to the readings it adds. */
+const readingSteps: ReadonlyArray<(pattern: string) => ReadonlyArray<string>> = [
+  // Quotes and backslashes, removed from commands before matching, are removed from the rule too.
+  (pattern) => (/['"\\]/.test(pattern) ? [collapse(unquote(pattern))] : []),
+  // `rm: *` (a blank inside the legacy `:*`) is the prefix rule `rm:*`.
+  (pattern) => {
+    const split = /^(.*\S):\s+\*$/s.exec(pattern)
+    return split === null ? [] : [`${split[1]}:*`]
+  },
+  // `rm *:*`: a wildcard in a prefix rule's prefix is a wildcard.
+  (pattern) => {
+    if (!pattern.endsWith(":*")) return []
+    const prefix = pattern.slice(0, -2).trimEnd()
+    return prefix.includes("*") ? [prefix, `${prefix} *`] : []
+  },
+  // `/bin/rm:*`, `/usr/bin/rm *`: a program named by its absolute path is the program by its name.
+  (pattern) => {
+    const first = /^\/[^\s]*\/([^\s/]+)(?=$|\s|:\*$)/.exec(pattern)
+    return first === null ? [] : [`${first[1]}${pattern.slice(first[0].length)}`]
+  },
+  // `npm pub`, `npm i`, `pnpm rm`: the subcommand npm or pnpm runs for that word (NpmCommands.ts).
+  (pattern) => {
+    const words = /^(npm|pnpm) ([^\s*:]+)(.*)$/s.exec(pattern)
+    if (words === null) return []
+    const command = words[1] === "npm" ? NpmCommands.canonical(words[2]) : NpmCommands.pnpmCanonical(words[2])
+    return command === undefined || command === words[2] ? [] : [`${words[1]} ${command}${words[3]}`]
+  }
+]
+
+const readingsCache = new Map<string, ReadonlyArray<string>>()
+
+/**
+ * Every text a deny or ask rule's content is read as, itself first: with quoting removed, `rm: *` as `rm:*`, a
+ * wildcard in a prefix rule's prefix as a wildcard, a program named by its absolute path by its name, and npm's and
+ * pnpm's subcommand words as the command they run. A rule is matched by each; allow rules are not read this way.
+ */
+export const readings = (content: string): ReadonlyArray<string> => {
+  const cached = readingsCache.get(content)
+  if (cached !== undefined) return cached
+  const out = [collapse(content)]
+  for (const step of readingSteps) {
+    for (const reading of [...out]) for (const added of step(reading)) if (!out.includes(added)) out.push(added)
+  }
+  const result = out[0] === content ? out : [content, ...out.filter((reading) => reading !== content)]
+  readingsCache.set(content, result)
+  return result
 }

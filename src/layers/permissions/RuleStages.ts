@@ -3,7 +3,7 @@
  * matched decides), and the tool's own permission check.
  */
 import * as PermissionRule from "../../domain/PermissionRule.js"
-import { matchesByMeaning } from "../../domain/shell/RuleMeaning.js"
+import { matchesByMeaning, readings } from "../../domain/shell/RuleMeaning.js"
 import {
   type Prepared,
   type PreparedRule,
@@ -22,18 +22,23 @@ const contentHit = (pr: PreparedRule, call: Prepared): string | undefined => {
   switch (target._tag) {
     case "Command": {
       const analysis = call.analysis
+      // Deny and ask rules match by meaning: each reading of the rule (`/bin/rm:*` is `rm:*`, `npm pub` is
+      // `npm publish`), and options through the command's table (`rm -fr` under `Bash(rm -rf:*)`; RuleMeaning.ts).
+      const contents = readings(rule.content)
       for (const command of analysis?.commands ?? []) {
-        // Deny and ask rules match by meaning too (`rm -fr` under `Bash(rm -rf:*)`; RuleMeaning.ts).
-        const content = rule.content
         if (
-          command.forms.some((form) => PermissionRule.mayMatchCommand(content, form) || matchesByMeaning(content, form))
+          command.forms.some((form) =>
+            contents.some((content) => PermissionRule.mayMatchCommand(content, form) || matchesByMeaning(content, form))
+          )
         ) {
           return command.normalized
         }
       }
       // A command that does not parse may be anything the rule names: when in doubt, the rule matches.
       if (analysis !== undefined && !analysis.parsed) return target.command
-      return PermissionRule.matchesCommand(rule.content, target.command) ? target.command : undefined
+      return contents.some((content) => PermissionRule.matchesCommand(content, target.command))
+        ? target.command
+        : undefined
     }
     case "Paths":
       return call.paths.find((path) => ruleMatchesPath(pr, path, false))?.given

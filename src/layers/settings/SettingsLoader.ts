@@ -69,6 +69,10 @@ export const defaultHome = (): string => process.env.HOME ?? Os.homedir()
 const unknownToolWarnings = (file: string, rules: ReadonlyArray<string>, warn: boolean): ReadonlyArray<string> =>
   warn ? rules.flatMap((rule) => PermissionRule.unknownToolWarning(file, rule) ?? []) : []
 
+/** An allow rule spelt so that it matches next to nothing (`Bash(rm: *)`): each is named, with how to write it. */
+const allowSpellingWarnings = (file: string, rules: ReadonlyArray<string>): ReadonlyArray<string> =>
+  rules.flatMap((rule) => PermissionRule.allowSpellingWarning(file, rule) ?? [])
+
 const readSource = (
   file: string,
   root: string,
@@ -97,7 +101,8 @@ const readSource = (
         file,
         [...(permissions?.allow ?? []), ...(permissions?.ask ?? []), ...(permissions?.deny ?? [])],
         warnUnknownTools
-      )
+      ),
+      ...allowSpellingWarnings(file, permissions?.allow ?? [])
     )
     return Option.some<SettingsDomain.Source>({ name: file, root, base, settings })
   })
@@ -152,7 +157,8 @@ export const load = (options: LoadOptions) =>
     const disallowed = (options.disallowedTools ?? []).flatMap(PermissionRule.splitRuleList)
     warnings.push(
       ...unknownToolWarnings("--allowed-tools", allowed, warnUnknownTools),
-      ...unknownToolWarnings("--disallowed-tools", disallowed, warnUnknownTools)
+      ...unknownToolWarnings("--disallowed-tools", disallowed, warnUnknownTools),
+      ...allowSpellingWarnings("--allowed-tools", allowed)
     )
     if (allowed.length > 0) sources.push(flagSource("--allowed-tools", projectDir, { allow: allowed }))
     if (disallowed.length > 0) sources.push(flagSource("--disallowed-tools", projectDir, { deny: disallowed }))

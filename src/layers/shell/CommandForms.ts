@@ -8,6 +8,7 @@
 import type { CommandForm, FormWord } from "../../domain/PermissionRule.js"
 import { lookup } from "../../domain/shell/CommandTables.js"
 import { interpreterFor } from "../../domain/shell/Interpreters.js"
+import * as NpmCommands from "../../domain/shell/NpmCommands.js"
 import * as OptionParser from "../../domain/shell/OptionParser.js"
 import { type FormMakers, gitGlobalConfigForms, gitSubcommandForms, runnerForms, runners } from "./RunnerForms.js"
 import type { Word } from "./ShellWords.js"
@@ -54,6 +55,10 @@ const formsOf = (words: ReadonlyArray<Word>, context: Context): ReadonlyArray<Co
   const name = basename(head)
   const out: Array<CommandForm> = [base]
   if (name !== head) out.push([name, ...base.slice(1)])
+  if (name === "npm" || name === "pnpm") {
+    out.push(...packageManagerForms(name, words.slice(1), context))
+    return out
+  }
   out.push(...afterLeadingOptions(name, base.slice(1)))
   out.push(...innerForms(name, words.slice(1), context))
   return out
@@ -80,6 +85,66 @@ const afterLeadingOptions = (name: string, args: ReadonlyArray<FormWord>): Reado
   }
   return out
 }
+
+/** How many words after npm's or pnpm's leading options may be the subcommand (an option may take the words before). */
+const maxSubcommandStarts = 4
+
+/**
+ * `npm` and `pnpm` as they read their subcommand: each word that may be it (the first word, or after leading options
+ * each later word that is not an option) gives the form `NAME COMMAND …` with the command it runs (`npm pub` is
+ * `npm publish`, `npm i` is `npm install`, `pnpm rm` is `pnpm remove`; NpmCommands.ts), and the commands it starts:
+ * `npm exec`/`npm x`/`npm exe`, `pnpm exec`/`pnpm dlx` run their operands, `npm explore PKG -- CMD` runs CMD in a
+ * shell, pnpm runs a word that is none of its commands as a program (`pnpm curl …`), and `--shell`/`--script-shell`
+ * name the shell npm runs scripts with. A subcommand known only at run time may be any of these.
+ */
+const packageManagerForms = (
+  name: "npm" | "pnpm",
+  args: ReadonlyArray<Word>,
+  context: Context
+): ReadonlyArray<CommandForm> => {
+  const out: Array<CommandForm> = []
+  const optionLike = (word: Word) => word.literal && /^[-+]./.test(word.value)
+  let starts = 0
+  for (let at = 0; at < args.length && starts < maxSubcommandStarts; at++) {
+    const word = args[at]
+    if (at > 0 && !optionLike(args[0])) break
+    if (optionLike(word)) continue
+    starts++
+    const rest = args.slice(at + 1)
+    if (!word.literal || word.glob) {
+      out.push([name, null], ...suffixForms(args, at + 1, context))
+      break
+    }
+    const command = name === "npm" ? NpmCommands.canonical(word.value) : NpmCommands.pnpmCanonical(word.value)
+    if (at > 0 || (command !== undefined && command !== word.value)) {
+      out.push([name, command ?? word.value, ...rest.map(formWord)])
+    }
+    if (command === "exec" || command === "dlx") out.push(...runnerForms("npx", rest, makers(context)))
+    else if (name === "npm" && command === "explore") out.push(...exploreForms(rest, context))
+    else if (name === "pnpm" && command === undefined) out.push(...formsOf(args.slice(at), context))
+  }
+  if (name === "npm") out.push(...npmShellForms(args, context))
+  return out
+}
+
+/** `npm explore PKG [--] CMD…`: the words after the package, joined, run as a script in the package's directory. */
+const exploreForms = (args: ReadonlyArray<Word>, context: Context): ReadonlyArray<CommandForm> => {
+  const at = args.findIndex((word) => !word.literal || !word.value.startsWith("-"))
+  if (at === -1) return []
+  const code = [...args.slice(at + 1)]
+  const separator = code.findIndex((word) => word.literal && word.value === "--")
+  if (separator !== -1) code.splice(separator, 1)
+  return code.length === 0 ? [] : codeForms(code, context)
+}
+
+/** `npm --shell=PROGRAM`, `--script-shell PROGRAM`: the program npm runs scripts and `explore` with. */
+const npmShellForms = (args: ReadonlyArray<Word>, context: Context): ReadonlyArray<CommandForm> =>
+  args.flatMap((word, at) => {
+    const option = /^--(?:script-)?shell(?:=(.*))?$/s.exec(word.value)
+    if (option === null || !word.literal) return []
+    const value = option[1] !== undefined ? literalWord(option[1]) : args[at + 1]
+    return value === undefined ? [] : formsOf([value], context)
+  })
 
 /** Programs whose first operand is a subcommand (git has its own reading, `gitForms`). */
 const withSubcommands: ReadonlySet<string> = new Set([
@@ -254,6 +319,9 @@ const leaves: ReadonlySet<string> = new Set([
   "touch"
 ])
 
+/** Words a program cannot execute: the builtins that read a file as code exist only inside a shell. */
+const notPrograms: ReadonlySet<string> = new Set([".", "source"])
+
 /**
  * A program not in the tables: it may run a command from any of its words, so each word that could name a program
  * starts a form (`./NAME` too for a bare name: a script it may run from the working directory).
@@ -270,6 +338,8 @@ const possibleWrapperForms = (args: ReadonlyArray<Word>, context: Context): Read
       continue
     }
     if (word.literal && (word.value.startsWith("-") || word.value.includes("=") || word.value === "")) continue
+    // A program runs another by executing a file: `.` and `source` are only shell builtins (`npx eslint .`).
+    if (word.literal && notPrograms.has(word.value)) continue
     if (++starts > maxSuffixes) return [...out, anything]
     const rest = args.slice(at)
     out.push(...formsOf(rest, context))

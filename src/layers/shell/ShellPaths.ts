@@ -341,7 +341,7 @@ export const resolve = (
       if (step.words.some((word) => /dotglob|GLOBIGNORE/.test(Expansion.display(word)))) dotglob = true
       if (step.words.some((word) => /globstar/.test(Expansion.display(word)))) globstar = true
       const commandDirs = commandDirectories(step, dirs)
-      addCommand(step.words, commandDirs, addTemplate, env(commandDirs[0]), step.input)
+      addCommand(step.words, commandDirs, addTemplate, env(commandDirs[0]), step.input, step.backupSuffixAssigned)
       const head = Expansion.plainText(step.words[0] ?? [])
       if (head === "cd" || head === "pushd") dirs = changeDirectory(step.words.slice(1), commandDirs, dirs)
     }
@@ -483,7 +483,8 @@ const addCommand = (
   dirs: ReadonlyArray<Directory>,
   add: AddTemplate,
   env: Expansion.Environment,
-  input?: Extract<PathStep, { _tag: "Command" }>["input"]
+  input?: Extract<PathStep, { _tag: "Command" }>["input"],
+  backupSuffixAssigned?: boolean
 ): void => {
   if (templates.length === 0) return
   // `command cp …` and `builtin cp …` run their operand: the paths are the operand's (`command -v NAME` names none)
@@ -493,7 +494,7 @@ const addCommand = (
     while (head === "command" && Expansion.plainText(templates[at] ?? []) === "-p") at++
     const next = Expansion.plainText(templates[at] ?? [])
     if (next !== "-v" && next !== "-V") {
-      addCommand(templates.slice(at), dirs, add, env)
+      addCommand(templates.slice(at), dirs, add, env, undefined, backupSuffixAssigned)
       return
     }
   }
@@ -559,6 +560,7 @@ const addCommand = (
   }
   for (const o of effect.reads) operand(o, readAccess(o), recursive, walked("read"))
   for (const o of effect.writes) operand(o, "write", false, follows?.access === "write" ? follows : undefined)
+  addBackups(name, words, effect, (template) => add(template, dirs, "write", false), backupSuffixAssigned === true)
   for (const implicit of effect.implicitReads ?? [])
     add([{ _tag: "Text", text: implicit, quoted: true }], dirs, readAccess(), true, walked("read"), tracked(), {
       skips: effect.skips,
@@ -573,6 +575,85 @@ const addCommand = (
     add([{ _tag: "Text", text, quoted: true }], dirs, "read", false, undefined, false, { implicit: true })
   }
   if (!effect.known) addOptionValues(words, dirs, add)
+}
+
+/** Commands that keep a backup of each file they replace (`-b`, `--backup`, `-S SUFFIX`, `--suffix=SUFFIX`). */
+const backupCommands = new Set(["cp", "mv", "ln", "install", "ginstall", "gcp", "gmv", "gln"])
+/** Their short options that take a value (the rest of a cluster, or the next word). */
+const backupValued = new Set(["t", "m", "o", "g"])
+
+/**
+ * The backups `cp -b`, `mv --backup`, `ln -S SUFFIX`, `install -b` make: each replaced file is renamed to its name
+ * plus the suffix (`cp -b -S rc a .bash` turns the old `.bash` into `.bashrc`), so that name is written too: for a
+ * destination file, and for each source's name inside a destination that is a directory. The suffix is `-S`'s
+ * value, or `~`, or whatever `SIMPLE_BACKUP_SUFFIX` holds when the line assigns it (only known at run time).
+ */
+const addBackups = (
+  name: string,
+  words: ReadonlyArray<{ readonly template: Expansion.Template; readonly arg: CommandEffect.ArgWord }>,
+  effect: CommandEffect.CommandEffect,
+  write: (template: Expansion.Template) => void,
+  suffixAssigned: boolean
+): void => {
+  if (!backupCommands.has(name)) return
+  let on = false
+  let suffix: Expansion.Template | undefined
+  for (let i = 1; i < words.length; i++) {
+    const value = words[i].arg.value
+    if (value === "--") break
+    if (value.startsWith("--")) {
+      const eq = value.indexOf("=")
+      const given = value.slice(2, eq === -1 ? undefined : eq)
+      if (given.length >= 2 && "backup".startsWith(given)) on = !/^=(none|off)$/.test(value.slice(eq === -1 ? 0 : eq))
+      else if (given.length >= 2 && "suffix".startsWith(given)) {
+        on = true
+        suffix = eq === -1 ? words[++i]?.template : Expansion.dropPrefix(words[i].template, value.slice(0, eq + 1))
+      } else if (given.length >= 2 && "target-directory".startsWith(given) && eq === -1) i++
+      continue
+    }
+    if (!value.startsWith("-") || value.length < 2) continue
+    for (let j = 1; j < value.length; j++) {
+      const letter = value[j]
+      if (letter === "b") on = true
+      else if (letter === "S") {
+        on = true
+        const rest = value.slice(j + 1)
+        suffix =
+          rest !== ""
+            ? (Expansion.dropPrefix(words[i].template, value.slice(0, j + 1)) ?? [{ _tag: "Opaque", text: rest }])
+            : words[++i]?.template
+        break
+      } else if (backupValued.has(letter)) {
+        if (j === value.length - 1) i++
+        break
+      }
+    }
+  }
+  if (!on) return
+  const tail: Expansion.Template =
+    suffix ??
+    (suffixAssigned ? [{ _tag: "Opaque", text: "$SIMPLE_BACKUP_SUFFIX" }] : [{ _tag: "Text", text: "~", quoted: true }])
+  const template = (o: CommandEffect.PathOperand) => words[o.index]?.template
+  const sources = effect.reads.flatMap((o) => {
+    const text = Expansion.plainText(template(o) ?? [])
+    return text === undefined
+      ? [[{ _tag: "Opaque", text: o.value }] as Expansion.Template]
+      : [
+          [
+            {
+              _tag: "Text",
+              text: text.replace(/\/+$/, "").slice(text.replace(/\/+$/, "").lastIndexOf("/") + 1),
+              quoted: true
+            }
+          ] as Expansion.Template
+        ]
+  })
+  for (const o of effect.writes) {
+    const destination = template(o)
+    if (destination === undefined) continue
+    write([...destination, ...tail])
+    for (const source of sources) write([...destination, { _tag: "Text", text: "/", quoted: true }, ...source, ...tail])
+  }
 }
 
 /**

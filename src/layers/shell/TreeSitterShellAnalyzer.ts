@@ -205,7 +205,14 @@ const visitCommand = (node: Node, found: Found): void => {
     const readOnly = !unknownAssignment && isReadOnly(argv)
     found.commands.push({ ...toCommand(node, argv, forms, assigned), readOnly })
     if (groups.length === 1) found.argvOf.set(node.id, argv)
-    found.pathSteps.push(...(groups.length === 1 ? stepsOf(node, words, argv, found) : [commandStep(words, argv)]))
+    const steps = groups.length === 1 ? stepsOf(node, words, argv, found) : [commandStep(words, argv)]
+    // `SIMPLE_BACKUP_SUFFIX=… cp -b`: the backup's name is the destination's with a suffix the line chooses
+    const backupSuffix = assigned.includes("SIMPLE_BACKUP_SUFFIX")
+    found.pathSteps.push(
+      ...(backupSuffix
+        ? steps.map((step) => (step._tag === "Command" ? { ...step, backupSuffixAssigned: true } : step))
+        : steps)
+    )
     found.dangers.push(...dangers)
     const test = testCommandDanger(argv)
     if (test !== undefined) {
@@ -352,6 +359,26 @@ const checkUnseen = (node: Node, inExpansion: boolean, found: Found): void => {
 }
 
 /**
+ * Characters tree-sitter-bash reads as a blank between tokens (its `\s`, and `\` before some of them) where bash,
+ * whose only blanks are space and tab, reads part of a word: `echo a\r# ; rm x` is a comment to the parser and runs
+ * `rm x` in bash. CR (so `\r\n` line ends), VT, FF, NEL, no-break and the other Unicode spaces, and a backslash
+ * before any of them or before CR-LF.
+ */
+const foreignBlank = /[\v\f\r\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]/
+
+/** Nodes whose text between children is their content (quoted text, a here-document's body), not a blank. */
+const contentBetween = new Set(["string", "translated_string", "heredoc_body"])
+
+/** Pushes a danger when the text between a node's children, read by the parser as blank, is not blank to bash. */
+const checkBlanks = (node: Node, found: Found): void => {
+  if (node.childCount === 0 || contentBetween.has(node.type)) return
+  if (foreignBlank.test(ownText(node, found.source))) {
+    found.dangers.push("a character the parser reads as a blank and bash as part of a word")
+    found.opaque.push("a character the parser reads as a blank and bash as part of a word")
+  }
+}
+
+/**
  * Visits every node in source order, with an explicit stack: a line of 10,000 `&&` nests as deep as that, and is
  * analyzed like any other line.
  */
@@ -363,6 +390,7 @@ const visit = (root: Node, found: Found): void => {
     if (depth > maxNesting) throw new TooDeep("nested too deeply")
     const inExpansion = outerExpansion || node.type === "expansion"
     checkUnseen(node, inExpansion, found)
+    checkBlanks(node, found)
     if (!visitNode(node, found)) continue
     const children = childrenOf(node)
     for (let i = children.length - 1; i >= 0; i--) stack.push([children[i], depth, inExpansion])
