@@ -169,7 +169,6 @@ export const subcommands: Readonly<Record<string, CommandTable>> = {
       "-c",
       "--cc",
       "--no-commit-id",
-      "-s",
       "-v",
       "--always",
       ...helpOptions
