@@ -31,6 +31,7 @@ import * as DurableStore from "../layers/durable/DurableStore.js"
 import * as RunnerWatch from "../layers/durable/RunnerWatch.js"
 import * as SessionEvents from "../layers/durable/SessionEvents.js"
 import * as SessionLease from "../layers/durable/SessionLease.js"
+import * as Tables from "../layers/durable/Tables.js"
 import * as ToolVersionPins from "../layers/durable/ToolVersionPins.js"
 import * as OtlpExport from "../layers/observability/OtlpExport.js"
 import * as SpawnRecord from "../layers/process/SpawnRecord.js"
@@ -78,9 +79,12 @@ export interface ServeOptions {
 const followUp = (n: number) => DurableDeferred.make(`prompt/${n}`, { success: Schema.String })
 
 /** The prompts a session has been given (its first included), kept beside its record. */
-const ensurePromptsColumn = Effect.flatMap(
-  SqlClient.SqlClient,
-  (sql) => sql`ALTER TABLE armature_sessions ADD COLUMN IF NOT EXISTS prompts INTEGER NOT NULL DEFAULT 1`
+const ensurePromptsColumn = Tables.once(
+  "armature_sessions.prompts",
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql`ALTER TABLE armature_sessions ADD COLUMN IF NOT EXISTS prompts INTEGER NOT NULL DEFAULT 1`
+  )
 )
 
 const promptsOf = (id: string) =>
@@ -126,6 +130,19 @@ const interruptsOf = (sql: SqlClient.SqlClient, changes: PubSub.PubSub<string>, 
 /** The sessions whose workflow body runs in this process now (for `GET /runner`). */
 const runningHere = new Set<string>()
 
+/** Whether ARMATURE_SERVE_TRACE=1 asks for the phases of each session taken up, on stderr. */
+const tracing = process.env.ARMATURE_SERVE_TRACE === "1"
+
+/**
+ * A phase mark of a session on this runner (ARMATURE_SERVE_TRACE=1): `armature serve trace <ms since epoch>
+ * <session> <phase>`, to see where the time of a failover goes (body started, lease won, stored state read, run
+ * started, first model request, …).
+ */
+const trace = (sessionId: string, phase: string) =>
+  tracing
+    ? Effect.sync(() => void process.stderr.write(`armature serve trace ${Date.now()} ${sessionId} ${phase}\n`))
+    : Effect.void
+
 const sessionBody = (sessionId: string) => {
   // the stored values of the session's steps, read once the lease is held (until then, none)
   const steps = new Map<string, unknown>()
@@ -139,26 +156,34 @@ const sessionBody = (sessionId: string) => {
     )
     const sql = yield* SqlClient.SqlClient
     const changes = yield* SessionChanges
+    yield* trace(sessionId, "body")
     // one owner: a `resume` of the session (or a runner cut off from the others that still runs it) is let finish
     yield* waitForLease(sessionId)
+    yield* trace(sessionId, "leased")
     // a new session is taken up once; one given up as never started (its runner died) stays so and runs nothing
     const claimed = yield* DurableStore.claimStart(sessionId)
-    const record = yield* DurableStore.find(sessionId)
+    // what the replay will find stored, read at once and side by side: the record, the steps (each a statement or two
+    // through the engine), the places of the lines already stored (each a statement to store again for nothing), the
+    // prompts given; and what an execution that died (this runner's or another's) left running is gone before this
+    // one goes on
+    const instance = yield* WorkflowInstance
+    const [record, stepValues, places, prompts] = yield* Effect.all(
+      [
+        DurableStore.find(sessionId),
+        DurableStore.storedSteps(instance.workflow.name, instance.executionId),
+        SessionEvents.storedPlaces(sessionId),
+        promptsOf(sessionId),
+        CallProcesses.killLeftovers(sessionId)
+      ],
+      { concurrency: "unbounded" }
+    )
+    yield* trace(sessionId, "read")
     if (Option.isNone(record)) return yield* Effect.dieMessage(`durable session ${sessionId} has no record`)
     if (!claimed && record.value.state === DurableStore.notStarted) {
       return yield* Effect.logWarning(`armature serve: session ${sessionId} was given up before it started`)
     }
-    // what the replay will find stored, read at once: the steps (each a statement or two through the engine) and the
-    // places of the lines already stored (each a statement to store again for nothing)
-    const instance = yield* WorkflowInstance
-    for (const [name, value] of yield* DurableStore.storedSteps(instance.workflow.name, instance.executionId)) {
-      steps.set(name, value)
-    }
-    const places = yield* SessionEvents.storedPlaces(sessionId)
+    for (const [name, value] of stepValues) steps.set(name, value)
     const args = decodeArgs(record.value.args)
-    const prompts = yield* promptsOf(sessionId)
-    // what an execution that died (this runner's or another's) left running is gone before this one goes on
-    yield* CallProcesses.killLeftovers(sessionId)
     const recorder = yield* CallProcesses.recorder(sessionId)
     const { journal, model, position } = yield* DurableSession.make({
       started: (toolUseId) =>
@@ -168,6 +193,7 @@ const sessionBody = (sessionId: string) => {
         )
     })
     const events = yield* SessionEvents.console(sessionId, position, places)
+    yield* trace(sessionId, "ready")
     // the conversation as a transcript in memory: each run continues from the lines of the runs before it
     const entries: Array<TranscriptEntry> = []
     for (let n = 0; ; n++) {
@@ -175,6 +201,7 @@ const sessionBody = (sessionId: string) => {
       // the runs before the latest one are replays: the session is not running them again, it is only catching up
       const latest = n >= prompts - 1
       if (latest) yield* DurableStore.markRunning(sessionId, record.value.args)
+      yield* trace(sessionId, `run ${n}${latest ? "" : " (replay)"}`)
       const audit = Audit.make()
       const transcript = Transcript.of({
         path: "",
@@ -187,13 +214,22 @@ const sessionBody = (sessionId: string) => {
       })
       // the tool versions of the session's start are pinned before its calls, on every run of it (as run --durable)
       const subtype = yield* Effect.zipRight(
-        ToolVersionPins.pin,
+        Effect.zipRight(trace(sessionId, "engine"), ToolVersionPins.pin),
         runAgent({ ...args, prompt }, audit, {
           interrupts: latest ? interruptsOf(sql, changes, sessionId, n) : Stream.never,
           exitCode: false
         })
       ).pipe(
-        Effect.updateService(LanguageModel, model),
+        Effect.updateService(LanguageModel, (inner) => {
+          const durable = model(inner)
+          if (!tracing) return durable
+          // each turn asked of the model (a replayed one is answered from the store), as a phase mark
+          let turns = 0
+          return {
+            ...durable,
+            stream: (request) => Stream.unwrap(Effect.as(trace(sessionId, `model ${turns++}`), durable.stream(request)))
+          }
+        }),
         Effect.provideService(CallJournal, journal),
         Effect.provideService(Transcript, transcript),
         Effect.provide(sessionEngine({ ...args, prompt }, sessionId, audit)),
@@ -225,6 +261,7 @@ const sessionBody = (sessionId: string) => {
         Effect.withConsole(events),
         SpawnRecord.recording(recorder)
       )
+      yield* trace(sessionId, `ended ${n}`)
       if (latest) {
         yield* DurableStore.markEnded(sessionId, subtype)
         yield* SessionEvents.changed(sessionId)

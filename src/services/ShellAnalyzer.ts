@@ -43,6 +43,8 @@ export type PathStep =
        * after line filters (`find … | grep x | xargs wc -l` gives `find …`), and whether xargs splits it at blanks.
        */
       readonly input?: { readonly producer: ReadonlyArray<Template>; readonly split: boolean } | undefined
+      /** The line gives the command `SIMPLE_BACKUP_SUFFIX` (the suffix of `cp -b`, `mv -b` backups) at run time. */
+      readonly backupSuffixAssigned?: boolean | undefined
     }
   | { readonly _tag: "Redirect"; readonly operator: string; readonly target: Template }
 

@@ -6,6 +6,8 @@
  * matched with GNU abbreviations (`make --ev=…`, `rg --pr`), short ones inside clusters (`sed -nf`, `rsync -avze`).
  */
 
+import { gitCodeUses, gitCommandKey, gitIndirectKey } from "./GitCodeOptions.js"
+
 interface CodeOptionTable {
   /** Long options (without `--`) whose value or effect runs code. */
   readonly long?: ReadonlyArray<string>
@@ -28,7 +30,6 @@ const makeVariables = /^(SHELL|\.SHELLFLAGS|MAKEFLAGS|MFLAGS|GNUMAKEFLAGS|MAKESH
 const awkOptions: CodeOptionTable = { long: ["file", "exec", "include", "load"], short: "fEil" }
 
 const tables: Readonly<Record<string, CodeOptionTable>> = {
-  "git grep": { long: ["open-files-in-pager"], short: "O" },
   sed: { long: ["file"], short: "f" },
   gsed: { long: ["file"], short: "f" },
   make: { long: ["eval"], short: "E", assignments: makeVariables },
@@ -65,16 +66,39 @@ const tables: Readonly<Record<string, CodeOptionTable>> = {
 const tableOf = (argv: ReadonlyArray<string>): readonly [CodeOptionTable, number] | undefined => {
   const name = argv[0]
   if (name === undefined) return undefined
-  if (name === "git") {
-    const at = argv.indexOf("grep")
-    return at === -1 ? undefined : [tables["git grep"], at + 1]
-  }
   const base = name.slice(name.lastIndexOf("/") + 1)
-  return Object.hasOwn(tables, base) && base !== "git grep" ? [tables[base], 1] : undefined
+  return Object.hasOwn(tables, base) ? [tables[base], 1] : undefined
+}
+
+/** git's options before the subcommand that take the next word as their value. */
+const gitValued = new Set(["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix"])
+
+/**
+ * The option of a git subcommand that runs code (GitCodeOptions.ts), a long option it does not have (a newer git
+ * may give it a meaning), or a configuration value given with `clone -c` that is a command.
+ */
+const gitCodeOption = (argv: ReadonlyArray<string>): string | undefined => {
+  let at = 1
+  while (at < argv.length && argv[at].startsWith("-")) at += gitValued.has(argv[at]) ? 2 : 1
+  const subcommand = argv[at]
+  if (subcommand === undefined) return undefined
+  const args = argv.slice(at + 1)
+  const use = gitCodeUses(subcommand, args).find((found) => {
+    if (found.value !== "config") return true
+    const text = found.attached ?? args[found.at] ?? ""
+    const key = text.split("=")[0]
+    return gitCommandKey.test(key) || gitIndirectKey.test(key)
+  })
+  return use === undefined
+    ? undefined
+    : use.value === "unknown"
+      ? `${use.option} (not in armature's table: it may)`
+      : use.option
 }
 
 /** The option of a command that runs code given to it, as written; undefined when it has none. */
 export const codeRunningOption = (argv: ReadonlyArray<string>): string | undefined => {
+  if (argv[0] !== undefined && argv[0].slice(argv[0].lastIndexOf("/") + 1) === "git") return gitCodeOption(argv)
   const found = tableOf(argv)
   if (found === undefined) return undefined
   const [table, start] = found

@@ -8,17 +8,21 @@ import * as FileCommands from "./commands/FileCommands.js"
 import { find } from "./commands/FindCommand.js"
 import { git } from "./commands/GitCommand.js"
 import { jq } from "./commands/JqCommand.js"
+import * as ProcessCommands from "./commands/ProcessCommands.js"
 import * as SearchCommands from "./commands/SearchCommands.js"
 import { sed } from "./commands/SedCommand.js"
+import * as ShellSettings from "./commands/ShellSettings.js"
 import * as SystemCommands from "./commands/SystemCommands.js"
 import { doubleBracket, test } from "./commands/TestCommand.js"
 import * as TextCommands from "./commands/TextCommands.js"
 import * as WriteCommands from "./commands/WriteCommands.js"
+import { yq } from "./commands/YqCommand.js"
 
 /** A command's knowledge: a table for the interpreter, or its own interpreter. */
 export type Command = CommandTable | CustomCommand
 
 const { anyText, npm, ...systemTables } = SystemCommands
+const { exportVariables, ...shellSettings } = ShellSettings
 
 /** The commands by name. */
 export const commands: ReadonlyMap<string, Command> = new Map<string, Command>([
@@ -27,6 +31,9 @@ export const commands: ReadonlyMap<string, Command> = new Map<string, Command>([
   ...Object.entries(SearchCommands),
   ...Object.entries(systemTables).filter(([name]) => name !== "npmSubcommand"),
   ...Object.entries(WriteCommands),
+  ...Object.entries(ProcessCommands),
+  ...Object.entries(shellSettings),
+  ["export", exportVariables],
   ["egrep", SearchCommands.grep],
   ["fgrep", SearchCommands.grep],
   ["echo", anyText],
@@ -40,6 +47,7 @@ export const commands: ReadonlyMap<string, Command> = new Map<string, Command>([
   ["find", find],
   ["git", git],
   ["jq", jq],
+  ["yq", yq],
   ["sed", sed],
   ["test", test],
   ["[", test],

@@ -48,6 +48,14 @@ const scanCluster = (
     if (it.codeLetters?.includes(letter) === true) {
       return codeFinding(it, name, `-${letter}`, value) ?? { skip: rest !== "" ? 1 : 2 }
     }
+    if (it.stdinLetters?.includes(letter) === true) {
+      return `\`${name} -${letter}\` reads ${it.language} code from stdin (or loads it) as it runs`
+    }
+    const attached = it.attachedValues?.[letter]
+    if (attached !== undefined) {
+      j += attached.exec(rest)?.[0].length ?? 0
+      continue
+    }
     if (it.runsNamed?.includes(`-${letter}`) === true) return "stop"
     if (it.programOperand?.fileOptions.includes(`-${letter}`) === true) scan.fileProgram = true
     if (it.valueLetters?.includes(letter) === true) return { skip: rest !== "" ? 1 : 2 }
@@ -108,7 +116,23 @@ const interpreterFinding = (it: Interpreter, name: string, args: ReadonlyArray<s
   return it.stdin === true ? `\`${name}\` reads ${it.language} code from stdin` : undefined
 }
 
-/** `sed`: its script may run commands (`e`, `s///e`) unless `--sandbox`. */
+/**
+ * A long option of GNU sed as getopt reads it: the full name or any prefix of it (`--expr`, `--e`, `--fi`). `--f` is
+ * ambiguous to sed (`--file`, `--follow-symlinks`) and taken as `--file` here; `--s` and `--sa` as not `--sandbox`.
+ */
+const sedLong = (word: string): "expression" | "file" | "line-length" | "sandbox" | undefined => {
+  const head = word.split("=")[0]
+  if (head.length < 3) return undefined
+  if ("--expression".startsWith(head)) return "expression"
+  if ("--file".startsWith(head)) return "file"
+  if ("--line-length".startsWith(head)) return "line-length"
+  return head.length >= 5 && "--sandbox".startsWith(head) ? "sandbox" : undefined
+}
+
+/**
+ * `sed`: its script may run commands (`e`, `s///e`), read files no word names (`r`, `R`) or write them (`w`, `W`,
+ * `s///w`) unless `--sandbox`; a script read from a file (`-f`, `--file`) is not seen at all.
+ */
 const sedFinding = (args: ReadonlyArray<string | null>): string | undefined => {
   const scripts: Array<string | null> = []
   let file = false
@@ -116,32 +140,43 @@ const sedFinding = (args: ReadonlyArray<string | null>): string | undefined => {
   for (let at = 0; at < args.length; at++) {
     const word = args[at]
     if (word === null) return unknownWord("sed")
-    if (word === "--sandbox") return undefined
     if (word === "--") {
       operand ??= args[at + 1]
       break
     }
-    if (word.startsWith("--expression") || word.startsWith("--file")) {
-      const value = word.includes("=") ? word.slice(word.indexOf("=") + 1) : args[++at]
-      if (word.startsWith("--file")) file = true
-      else scripts.push(value ?? null)
-    } else if (word.startsWith("-") && word.length > 1 && !word.startsWith("--")) {
-      const e = word.search(/[ef]/)
-      if (e !== -1 && !/^-i/.test(word)) {
-        const rest = word.slice(e + 1)
-        const value = rest !== "" ? rest : args[++at]
-        if (word[e] === "f") file = true
-        else scripts.push(value ?? null)
-      } else if (/^-l$/.test(word)) at++
-    } else if (!word.startsWith("--") && operand === undefined) {
+    if (word.startsWith("--")) {
+      const long = sedLong(word)
+      if (long === "sandbox") return undefined
+      const value = word.includes("=") ? word.slice(word.indexOf("=") + 1) : long === undefined ? "" : args[++at]
+      if (long === "file") file = true
+      else if (long === "expression") scripts.push(value ?? null)
+    } else if (word.startsWith("-") && word.length > 1) {
+      // a cluster: `-i` takes the rest as its suffix, `-l` a number, `-e`/`-f` the rest or the next word
+      for (let j = 1; j < word.length; j++) {
+        const letter = word[j]
+        if (letter === "i") break
+        if (letter === "l") {
+          if (j === word.length - 1) at++
+          break
+        }
+        if (letter === "e" || letter === "f") {
+          const rest = word.slice(j + 1)
+          const value = rest !== "" ? rest : args[++at]
+          if (letter === "f") file = true
+          else scripts.push(value ?? null)
+          break
+        }
+      }
+    } else if (operand === undefined) {
       operand = word
     }
   }
-  if (scripts.length === 0 && !file) scripts.push(operand ?? "")
+  if (file) return "`sed -f` runs a script read from a file, which may run commands or read and write files"
+  if (scripts.length === 0) scripts.push(operand ?? "")
   if (scripts.includes(null)) return unknownWord("sed")
   const script = scripts.join("\n")
-  return /e/.test(script) && scriptProblem(script) !== undefined
-    ? "`sed` with a script that may run commands (the `e` command or the `s///e` flag)"
+  return /[erRwW]/.test(script) && scriptProblem(script) !== undefined
+    ? "`sed` with a script that may run commands or read or write files (`e`, `r`, `R`, `w`, `W`, `s///e`, `s///w`)"
     : undefined
 }
 
@@ -261,6 +296,9 @@ const fromInput = (name: string, args: ReadonlyArray<string | null>): string | u
 /** Modules of Python's standard library whose arguments are code (`python3 -m timeit STMT`, `-m pdb -c CMD`). */
 const codeModules = new Set(["timeit", "pdb", "code", "trace", "cProfile", "profile"])
 
+/** Modules that run a Python prompt reading code from stdin (`python3 -m asyncio <<EOF`). */
+const replModules = new Set(["asyncio", "idlelib", "IPython", "bpython", "ptpython", "ptipython", "jupyter_console"])
+
 /** Words of other programs that carry code: a value or module that is code, an output piped to a command. */
 const carriedCode = (name: string, args: ReadonlyArray<string | null>): string | undefined => {
   const piped = (w: string | null, previous: string | null | undefined) =>
@@ -274,6 +312,9 @@ const carriedCode = (name: string, args: ReadonlyArray<string | null>): string |
     const module = at === -1 ? undefined : args[at] === "-m" ? args[at + 1] : args[at]?.replace(/^-[A-Za-z]*m/, "")
     if (module === null || (module !== undefined && codeModules.has(module))) {
       return `\`${name} -m ${module ?? "…"}\` runs Python code given on the command line`
+    }
+    if (module !== undefined && replModules.has(module)) {
+      return `\`${name} -m ${module}\` reads Python code from stdin`
     }
   }
   if (

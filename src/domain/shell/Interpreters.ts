@@ -18,6 +18,13 @@ export interface Interpreter {
   readonly valueWords?: ReadonlyArray<string>
   /** Short letters that are plain flags. A cluster with any other letter is unknown: every later word is read. */
   readonly flagLetters?: string
+  /**
+   * Short option letters that make the interpreter read code from stdin as it runs, whatever else it is given:
+   * `python3 -i` (a prompt once the script ends), `perl -d` (the debugger's prompt, or `-d:Mod` loading a module).
+   */
+  readonly stdinLetters?: string
+  /** Short option letters whose value is optional and attached: the characters it takes (perl's `-CSD`). */
+  readonly attachedValues?: Readonly<Record<string, RegExp>>
   /** Options that end the options and run a module or file given as their value (`python3 -m http.server`). */
   readonly runsNamed?: ReadonlyArray<string>
   /** Options with which nothing runs (`--version`). */
@@ -40,8 +47,9 @@ const info = ["--version", "-V", "--help", "-h", "-v", "-version", "-help"]
 const python: Interpreter = {
   language: "Python",
   codeLetters: "c",
+  stdinLetters: "i",
   valueLetters: "WXQ",
-  flagLetters: "bBdEhiIOPqsSuvVx3",
+  flagLetters: "bBdEhIOPqsSuvVx3",
   runsNamed: ["-m"],
   valueWords: ["--check-hash-based-pycs"],
   info: ["--version", "-V", "--help", "-h", "--help-env", "--help-xoptions", "--help-all"],
@@ -50,8 +58,11 @@ const python: Interpreter = {
 
 const perl: Interpreter = {
   language: "Perl",
-  codeLetters: "eEM",
-  valueLetters: "ImdDxC",
+  // `-M'Mod;code'` and `-m'Mod;code'` insert their value into a `use` statement: both are code
+  codeLetters: "eEMm",
+  stdinLetters: "d",
+  attachedValues: { C: /^[0-9IOESioDALa]*/, x: /^.*/ },
+  valueLetters: "ID",
   flagLetters: "aclnpsStTuUvwWXi0123456789",
   info,
   stdin: true
@@ -88,7 +99,9 @@ const awk: Interpreter = {
   info: ["--version", "-V", "--help", "-h", "-W", "-Wversion"],
   programOperand: { fileOptions: ["-f", "--file", "-E", "--exec"] },
   risky: (code) => {
-    const found = /\bsystem\s*\(|(?<!\|)\|(?!\|)|\bgetline\b|@load|@include|\bclose\s*\(/.exec(code)
+    // gawk's `@` forms: `@load`, `@include` and the indirect call `@f()`, which calls the function (`system` too)
+    // named by f's value; ARGV and ARGC name the files the program goes on to read.
+    const found = /\bsystem\s*\(|(?<!\|)\|(?!\|)|\bgetline\b|@[A-Za-z_]*|\bclose\s*\(|\bARG[VC]\b/.exec(code)
     return found === null ? undefined : `\`${found[0].replace(/\s*\($/, "(")}\``
   }
 }

@@ -17,7 +17,7 @@ export const isReadOnlyWords = (argv: ReadonlyArray<CommandEffect.ArgWord>): boo
   CommandEffect.describeWords(argv).readOnly
 
 /** Commands with their own interpreter that cannot write or run anything, whatever their words. */
-const inertCustom = new Set(["echo", "true", "false", ":", "jq"])
+const inertCustom = new Set(["echo", "true", "false", ":", "jq", "ps"])
 
 /**
  * True when the command reads whatever its arguments are (its table is inert), so arguments whose final value is

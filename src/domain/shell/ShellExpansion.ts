@@ -193,8 +193,10 @@ const expandTilde = (template: Template, env: Environment): Expanded => {
   if (prefix === "" || (env.user !== undefined && prefix === env.user)) base = env.home
   else if (prefix === "+") base = env.cwd
   else if (prefix === "-") return unresolved(`~- is the previous directory, only known at run time`)
-  else if (/^[A-Za-z0-9._-]+$/.test(prefix)) return unresolved(`~${prefix} is the home directory of another user`)
-  else return { _tag: "Resolved", template }
+  // `~N`, `~+N`, `~-N`: an entry of the directory stack (`~+0` is the working directory as `pushd` last left it)
+  else if (/^[+-]?\d+$/.test(prefix)) return unresolved(`~${prefix} is an entry of the directory stack`)
+  // any other prefix is a login name bash looks up (left as written only when no such user exists)
+  else return unresolved(`~${prefix} is the home directory of another user`)
   if (base === undefined) return unresolved(`~${prefix} is only known at run time`)
   return { _tag: "Resolved", template: [text(base, true), text(rest, false), ...template.slice(1)] }
 }

@@ -17,16 +17,19 @@ import { Data, Effect, Option } from "effect"
 import { Processes, type ProcessesService } from "../../services/Processes.js"
 import * as SpawnRecord from "../process/SpawnRecord.js"
 import * as SessionLease from "./SessionLease.js"
+import * as Tables from "./Tables.js"
 
-/** Makes the tables if they are not there. */
-export const ensureTable = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  Effect.zipRight(
-    sql`CREATE TABLE IF NOT EXISTS armature_call_starts (
+/** Makes the tables if they are not there (once per SQL client: see Tables.once). */
+export const ensureTable = Tables.once(
+  "armature_processes",
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.zipRight(
+      sql`CREATE TABLE IF NOT EXISTS armature_call_starts (
       session_id TEXT NOT NULL,
       call TEXT NOT NULL,
       PRIMARY KEY (session_id, call)
     )`,
-    sql`CREATE TABLE IF NOT EXISTS armature_processes (
+      sql`CREATE TABLE IF NOT EXISTS armature_processes (
       tag TEXT PRIMARY KEY,
       session_id TEXT NOT NULL,
       pid INTEGER NOT NULL,
@@ -37,6 +40,7 @@ export const ensureTable = Effect.flatMap(SqlClient.SqlClient, (sql) =>
       owner_start BIGINT NOT NULL,
       created_at BIGINT NOT NULL
     )`
+    )
   )
 )
 
@@ -116,6 +120,7 @@ const fencedStart = (
   Effect.gen(function* () {
     const rows = yield* sql<{
       held: boolean
+      marked: number | string
     }>`WITH lease AS (SELECT ${SessionLease.leaseHeld(sql, fence, sessionId)} AS held),
       grp AS (
         INSERT INTO armature_processes (tag, session_id, pid, start_ticks, boot_id, host, owner_pid, owner_start, created_at)
@@ -124,10 +129,33 @@ const fencedStart = (
       mark AS (
         INSERT INTO armature_call_starts (session_id, call) SELECT ${sessionId}, ${call} WHERE (SELECT held FROM lease)
         ON CONFLICT (session_id, call) DO NOTHING
+        RETURNING call
       )
-      SELECT held FROM lease`
+      SELECT held, (SELECT COUNT(*) FROM mark) AS marked FROM lease`
     if (rows[0]?.held !== true) return yield* new LeaseLost({ sessionId, call })
+    return Number(rows[0]?.marked ?? 0) > 0
   }).pipe(Effect.orDie)
+
+/**
+ * Takes back what `fencedStart` put in for a group whose gate stayed shut: its row, and the call's mark when `marked`
+ * (this group put it in), only while the session is still leased here. Returns whether the lease was held; when it
+ * was not, the mark stays (whoever holds the session now may have read it already: the call counts as one that may
+ * have run, never as one to run again).
+ */
+const fencedWithdraw = (
+  sql: SqlClient.SqlClient,
+  fence: SessionLease.LeaseFence,
+  sessionId: string,
+  spawned: SpawnRecord.Spawned,
+  marked: boolean
+) =>
+  sql<{ held: boolean }>`WITH lease AS (SELECT ${SessionLease.leaseHeld(sql, fence, sessionId)} AS held),
+      grp AS (DELETE FROM armature_processes WHERE tag = ${spawned.tag} AND (SELECT held FROM lease)),
+      mark AS (
+        DELETE FROM armature_call_starts
+        WHERE session_id = ${sessionId} AND call = ${spawned.call ?? ""} AND ${marked}::boolean AND (SELECT held FROM lease)
+      )
+      SELECT held FROM lease`.pipe(Effect.map((rows) => rows[0]?.held === true))
 
 /** This process as the owner of the groups it records: its pid and start time. */
 const self = { pid: process.pid, start: SpawnRecord.startTicksOf(process.pid) ?? 0 }
@@ -159,10 +187,21 @@ export const recorder = (sessionId: string) =>
           (tag, session_id, pid, start_ticks, boot_id, host, owner_pid, owner_start, created_at)
           VALUES (${values(spawned)})`,
         spawned.call === undefined
-          ? Effect.void
-          : sql`INSERT INTO armature_call_starts (session_id, call) VALUES (${sessionId}, ${spawned.call})
-              ON CONFLICT (session_id, call) DO NOTHING`
-      ).pipe(Effect.orDie, Effect.asVoid)
+          ? Effect.succeed(false)
+          : sql<{
+              call: string
+            }>`INSERT INTO armature_call_starts (session_id, call) VALUES (${sessionId}, ${spawned.call})
+              ON CONFLICT (session_id, call) DO NOTHING RETURNING call`.pipe(Effect.map((rows) => rows.length > 0))
+      ).pipe(Effect.orDie)
+    // the groups whose record put their call's start mark in (not one already there): only those take it back
+    const marks = new Set<string>()
+    const withdrawUnfenced = (spawned: SpawnRecord.Spawned, marked: boolean) =>
+      Effect.zipRight(
+        sql`DELETE FROM armature_processes WHERE tag = ${spawned.tag}`,
+        marked && spawned.call !== undefined
+          ? sql`DELETE FROM armature_call_starts WHERE session_id = ${sessionId} AND call = ${spawned.call}`
+          : Effect.void
+      ).pipe(Effect.as(true))
     return {
       started: (spawned) =>
         Option.match(fence, {
@@ -171,15 +210,49 @@ export const recorder = (sessionId: string) =>
             spawned.call === undefined
               ? unfenced(spawned)
               : fencedStart(sql, held, sessionId, spawned.call, typed(spawned))
-        }).pipe(Effect.zipRight(Effect.sync(() => void live.set(spawned.tag, { pid: spawned.pid, processes })))),
+        }).pipe(
+          Effect.flatMap((marked) =>
+            Effect.sync(() => {
+              live.set(spawned.tag, { pid: spawned.pid, processes })
+              if (marked) marks.add(spawned.tag)
+            })
+          )
+        ),
       ended: (tag) =>
-        Effect.sync(() => void live.delete(tag)).pipe(
+        Effect.sync(() => {
+          live.delete(tag)
+          marks.delete(tag)
+        }).pipe(
           Effect.zipRight(
             sql`DELETE FROM armature_processes WHERE tag = ${tag}`.pipe(
               Effect.asVoid,
               Effect.catchAll((e) =>
                 Effect.logWarning(`armature: the record of process group ${tag} stays: ${e.message}`)
               )
+            )
+          )
+        ),
+      withdrawn: (spawned) =>
+        Effect.gen(function* () {
+          const marked = marks.has(spawned.tag)
+          live.delete(spawned.tag)
+          marks.delete(spawned.tag)
+          const held = yield* Option.match(fence, {
+            onNone: () => withdrawUnfenced(spawned, marked),
+            onSome: (lease) =>
+              spawned.call === undefined
+                ? withdrawUnfenced(spawned, false)
+                : fencedWithdraw(sql, lease, sessionId, spawned, marked)
+          })
+          if (!held) {
+            yield* Effect.logWarning(
+              `armature: call ${spawned.call} of session ${sessionId} was stopped at its start, but the session is no longer leased here: its start mark stays`
+            )
+          }
+        }).pipe(
+          Effect.catchAll((e) =>
+            Effect.logWarning(
+              `armature: the start of process group ${spawned.tag} could not be withdrawn: ${e.message}`
             )
           )
         )

@@ -26,6 +26,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Option, Redacted } from "effect"
 import { InvalidInputError } from "../../domain/Errors.js"
 import * as RunnerWatch from "./RunnerWatch.js"
+import * as Tables from "./Tables.js"
 
 /** Where a session is stored: its own SQLite file, or a PostgreSQL database shared by sessions and runners. */
 export type Location =
@@ -202,30 +203,8 @@ export const runnerLayer = (
   return ClusterWorkflowEngine.layer.pipe(Layer.provideMerge(Layer.merge(runner, watch)))
 }
 
-/** The advisory lock class of a database's schema ("ARMS"): held while tables are made. */
-const schemaLockClass = 0x41524d53
-
-/**
- * Runs `effect` (making tables) holding the database's schema lock, so that processes started together on a new
- * database make its tables one at a time: PostgreSQL's `CREATE TABLE IF NOT EXISTS` run at once by two sessions can
- * fail with a duplicate key in `pg_type`. On another database `effect` runs as it is.
- */
-export const withSchemaLock = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    return yield* sql.onDialectOrElse({
-      pg: () =>
-        Effect.gen(function* () {
-          const conn = yield* sql.reserve
-          yield* conn.executeRaw("SELECT pg_advisory_lock($1, 0)", [schemaLockClass])
-          return yield* Effect.ensuring(
-            effect,
-            conn.executeRaw("SELECT pg_advisory_unlock($1, 0)", [schemaLockClass]).pipe(Effect.ignore)
-          )
-        }).pipe(Effect.scoped),
-      orElse: () => effect
-    })
-  })
+/** See Tables.withSchemaLock: runners started together on a new database make its tables one at a time. */
+export const withSchemaLock = Tables.withSchemaLock
 
 /**
  * Makes the cluster's tables (messages, runners, locks) by building its storage once and letting it go: a runner
@@ -302,10 +281,12 @@ export interface SessionRecord {
   readonly updatedAt: number
 }
 
-const ensureTable = Effect.flatMap(
-  SqlClient.SqlClient,
-  (sql) =>
-    sql`CREATE TABLE IF NOT EXISTS armature_sessions (
+const ensureTable = Tables.once(
+  "armature_sessions",
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql`CREATE TABLE IF NOT EXISTS armature_sessions (
       id TEXT PRIMARY KEY,
       args TEXT NOT NULL,
       created_at BIGINT NOT NULL,
@@ -314,6 +295,7 @@ const ensureTable = Effect.flatMap(
       state TEXT NOT NULL,
       updated_at BIGINT NOT NULL
     )`
+  )
 )
 
 /** Records a session as running in this process (a new one with its options, or one being resumed). */

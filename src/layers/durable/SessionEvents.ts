@@ -14,6 +14,7 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { PgClient } from "@effect/sql-pg"
 import { type Console, Effect, PubSub, Schedule, Stream } from "effect"
+import * as Tables from "./Tables.js"
 
 /** Where a line printed now belongs: the model turn of the session's own conversation, and its attempt. */
 export interface Position {
@@ -29,10 +30,12 @@ export interface EventRow {
   readonly line: string
 }
 
-/** Makes the tables (events, and interrupt requests) if they are not there. */
-export const ensureTables = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  Effect.all([
-    sql`CREATE TABLE IF NOT EXISTS armature_event_lines (
+/** Makes the tables (events, and interrupt requests) if they are not there (once per SQL client: Tables.once). */
+export const ensureTables = Tables.once(
+  "armature_event_lines",
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.all([
+      sql`CREATE TABLE IF NOT EXISTS armature_event_lines (
       session_id TEXT NOT NULL,
       seq INTEGER NOT NULL,
       turn INTEGER NOT NULL,
@@ -42,13 +45,14 @@ export const ensureTables = Effect.flatMap(SqlClient.SqlClient, (sql) =>
       PRIMARY KEY (session_id, seq),
       UNIQUE (session_id, turn, attempt, key)
     )`,
-    sql`CREATE INDEX IF NOT EXISTS armature_event_lines_turn ON armature_event_lines (session_id, turn, seq)`,
-    sql`CREATE TABLE IF NOT EXISTS armature_interrupts (
+      sql`CREATE INDEX IF NOT EXISTS armature_event_lines_turn ON armature_event_lines (session_id, turn, seq)`,
+      sql`CREATE TABLE IF NOT EXISTS armature_interrupts (
       session_id TEXT NOT NULL,
       prompt INTEGER NOT NULL,
       PRIMARY KEY (session_id, prompt)
     )`
-  ])
+    ])
+  )
 )
 
 /**

@@ -15,6 +15,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import type * as SqlConnection from "@effect/sql/SqlConnection"
 import { Context, Data, Effect, Layer, Option, type Scope } from "effect"
 import * as SpawnRecord from "../process/SpawnRecord.js"
+import * as Tables from "./Tables.js"
 
 /** The session is run by another process; it holds the session's lease. */
 export class SessionTaken extends Data.TaggedError("SessionTaken")<{
@@ -67,18 +68,21 @@ const self = {
   host: Os.hostname()
 }
 
-/** Makes the table if it is not there. */
-export const ensureTable = Effect.flatMap(
-  SqlClient.SqlClient,
-  (sql) =>
-    sql`CREATE TABLE IF NOT EXISTS armature_leases (
-      session_id TEXT PRIMARY KEY,
-      pid INTEGER NOT NULL,
-      start_ticks BIGINT NOT NULL,
-      boot_id TEXT NOT NULL,
-      host TEXT NOT NULL,
-      taken_at BIGINT NOT NULL
-    )`
+/** Makes the table if it is not there (once per SQL client: see Tables.once). */
+export const ensureTable = Tables.once(
+  "armature_leases",
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql`CREATE TABLE IF NOT EXISTS armature_leases (
+        session_id TEXT PRIMARY KEY,
+        pid INTEGER NOT NULL,
+        start_ticks BIGINT NOT NULL,
+        boot_id TEXT NOT NULL,
+        host TEXT NOT NULL,
+        taken_at BIGINT NOT NULL
+      )`
+  )
 )
 
 interface Row {

@@ -119,9 +119,14 @@ export const allowRules: Stage = (call) => {
     const analysis = call.analysis
     if (analysis === undefined || analysis.commands.length === 0) return pass("allowRules", "the command is empty")
     const matched = analysis.commands.map((c) => [c, commandAllowRule(call, c)] as const)
+    // A read-only command next to covered ones needs no rule of its own (`npm test | grep -i fail`, `cd web && npm
+    // test`, `set -e; make`), as when it runs alone; the paths of the whole line are checked below as for the rule.
+    const readOnlyPart = (c: (typeof analysis.commands)[number]) =>
+      c.readOnly === true && (analysis.opaque ?? []).length === 0 && matched.some(([, pr]) => pr !== undefined)
     // The reason names a command that asks: one not read-only before a read-only one (`find … | xargs rm`).
     const uncovered =
-      matched.find(([c, pr]) => pr === undefined && c.readOnly === false) ?? matched.find(([, pr]) => pr === undefined)
+      matched.find(([c, pr]) => pr === undefined && c.readOnly === false) ??
+      matched.find(([c, pr]) => pr === undefined && !readOnlyPart(c))
     if (uncovered !== undefined) {
       const option = codeRunningOption(uncovered[0].argv)
       return pass(
@@ -154,7 +159,7 @@ export const allowRules: Stage = (call) => {
         )
       }
     }
-    const first = matched[0][1]!
+    const first = matched.find(([, pr]) => pr !== undefined)![1]!
     return allowed(first)
   }
   for (const pr of call.allow) {

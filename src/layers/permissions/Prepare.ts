@@ -12,6 +12,7 @@ import type { PermissionRequest } from "../../services/PermissionPolicy.js"
 import { planFor, type Sandbox } from "../../services/Sandbox.js"
 import type { ShellAnalysis } from "../../services/ShellAnalyzer.js"
 import { prepareBash } from "./BashPaths.js"
+import { resolveLinkedPrograms } from "./LinkedPrograms.js"
 import type { Prepared, PreparedRule } from "./Prepared.js"
 import { preparePath, realpathLoose } from "./PreparePaths.js"
 import { findProtected } from "./ProtectedTrees.js"
@@ -43,7 +44,9 @@ export const prepare = (options: PrepareOptions) =>
     const cwd = request.context.cwd
     const home = options.home
     const target = targetOf(tool, input)
-    const analysis = target._tag === "Command" ? options.analyze(target.command) : undefined
+    const written = target._tag === "Command" ? options.analyze(target.command) : undefined
+    // `./del x` with `./del` a link to /bin/rm: the rules see the program the link leads to
+    const analysis = written === undefined ? undefined : yield* resolveLinkedPrograms(written, cwd, options.analyze)
     const bash =
       analysis === undefined
         ? undefined

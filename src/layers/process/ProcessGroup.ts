@@ -19,7 +19,7 @@ import * as Crypto from "node:crypto"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import type { Readable, Writable } from "node:stream"
-import { Deferred, Duration, Effect, FiberRef, Layer, Schedule, type Scope } from "effect"
+import { Deferred, Duration, Effect, FiberRef, HashSet, Layer, Schedule, type Scope } from "effect"
 import { onWallClock, wallSleep } from "../../domain/WallClock.js"
 import * as Processes from "../../services/Processes.js"
 import * as SpawnRecord from "./SpawnRecord.js"
@@ -285,9 +285,17 @@ export const spawn = (options: Processes.SpawnOptions): Effect.Effect<Handle, Pr
         const gate = child.stdio[gateFd] as Writable | null
         // recorded while the child waits at its gate; were this process to die before the gate opens (or the record
         // fail), the child's end of the pipe would close and it would exit without running the command
-        yield* recorder
-          .started({ tag, pid, startTicks: SpawnRecord.startTicksOf(pid) ?? 0, bootId: SpawnRecord.bootId(), call })
-          .pipe(Effect.onError(() => Effect.sync(() => gate?.destroy())))
+        const spawned = { tag, pid, startTicks: SpawnRecord.startTicksOf(pid) ?? 0, bootId: SpawnRecord.bootId(), call }
+        yield* recorder.started(spawned).pipe(Effect.onError(() => Effect.sync(() => gate?.destroy())))
+        // this acquire is uninterruptible, so an interrupt that came while the start was being recorded waits here:
+        // the gate stays shut (the child exits without running the command) and the record is taken back, so the
+        // call provably never started and whoever takes its session up runs it, instead of telling the model that a
+        // call that ran nothing crashed
+        if (HashSet.size((yield* Effect.descriptor).interruptors) > 0) {
+          gate?.destroy()
+          yield* recorder.withdrawn(spawned)
+          return yield* Effect.interrupt
+        }
         gate?.on("error", () => {})
         gate?.end("\n")
       }

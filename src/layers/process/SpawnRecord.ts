@@ -36,6 +36,13 @@ export interface Recorder {
   readonly started: (spawned: Spawned) => Effect.Effect<void>
   /** The group is gone (it ended, or was killed): its record may go. */
   readonly ended: (tag: string) => Effect.Effect<void>
+  /**
+   * The group was recorded but its gate stays shut (the call was interrupted while its start was being recorded): its
+   * record goes, and the call's start mark too when this record put it in, so that whoever takes the session up knows
+   * the call never started and runs it. Fenced as `started` is: a mark is only withdrawn while the session is still
+   * leased here (otherwise it stays, and the call counts as one that may have run).
+   */
+  readonly withdrawn: (spawned: Spawned) => Effect.Effect<void>
 }
 
 /** The recorder of the calls of the fiber (none outside durable sessions). */

@@ -7,6 +7,7 @@
  * those commands as they see the line's own.
  */
 import type { CommandForm } from "../../domain/PermissionRule.js"
+import { gitCodeTable, gitCodeUses, gitCommandKey, gitIndirectKey } from "../../domain/shell/GitCodeOptions.js"
 import type { Word } from "./ShellWords.js"
 import { literalWord } from "./WrapperParse.js"
 
@@ -175,16 +176,7 @@ const packageRunnerForms = (args: ReadonlyArray<Word>, make: FormMakers): Readon
   return out
 }
 
-const gitCommandKey =
-  /^(core\.(sshcommand|pager|editor|fsmonitor|askpass|gitproxy)|sequence\.editor|diff\.external|gpg(\.[^.]+)?\.program|credential(\..+)?\.helper|pager\..+|alias\..+|.+\.(textconv|cmd|command|driver|clean|smudge|process|sendmailcmd)|uploadpack\.packobjectshook|remote\..+\.(uploadpack|receivepack)|sendemail\.(smtpserver|tocmd|cccmd|headercmd)|web\.browser|interactive\.difffilter|core\.alternaterefscommand|.+\.defaultkeycommand|(man|browser|difftool|mergetool)\..+\.path)$/i
-
 /** The forms of a git configuration value that git runs as a command (`!` marks shell code in aliases/helpers). */
-/**
- * Keys that make git read configuration or hooks from a place the line names (`include.path`, `core.hooksPath`):
- * whatever that file or directory holds (an alias, a pager, a hook) may run, so any command may.
- */
-const gitIndirectKey = /^(include\.path|includeif\..+\.path|core\.hookspath)$/i
-
 export const gitConfigForms = (key: string, value: string, make: FormMakers): ReadonlyArray<CommandForm> => {
   if (gitIndirectKey.test(key)) return value === "/dev/null" ? [] : [[null]]
   if (!gitCommandKey.test(key)) return []
@@ -247,7 +239,7 @@ const ownForms = (
     // Plumbing and contrib commands that push: a rule naming `git push` also sees them as `git push …`.
     case "send-pack":
     case "http-push":
-      return [["git", "push", ...args.map(word)]]
+      return [["git", "push", ...args.map(word)], ...tableForms(subcommand, args, make)]
     case "subtree": {
       const at = args.findIndex((w) => !w.literal || w.value === "push")
       return at === -1 ? [] : [["git", "push", ...args.slice(at + (args[at].literal ? 1 : 0)).map(word)]]
@@ -258,45 +250,45 @@ const ownForms = (
       if (args.some((word) => !word.literal)) return [[null]]
       return key === undefined || value === undefined ? [] : gitConfigForms(key, value, make)
     }
-    case "bisect":
-      return args[0]?.value === "run" ? make.words(args.slice(1)) : []
-    case "submodule": {
-      const at = args.findIndex((word) => word.value === "foreach")
-      if (at === -1) return []
-      const rest = args.slice(at + 1).filter((word) => word.value !== "--recursive" && word.value !== "-q")
-      return rest.length > 0 ? make.code(rest) : []
-    }
-    case "rebase":
-      return optionCommands(args, { x: true }, ["exec"], make)
-    case "difftool":
-      return optionCommands(args, { x: true, t: false }, ["extcmd"], make)
-    case "filter-branch":
-      return optionCommands(
-        args,
-        {},
-        [
-          "env-filter",
-          "tree-filter",
-          "index-filter",
-          "parent-filter",
-          "msg-filter",
-          "commit-filter",
-          "tag-name-filter"
-        ],
-        make
-      )
-    case "clone":
-      return [
-        ...optionCommands(args, { u: true, b: false, o: false, j: false }, ["upload-pack"], make),
-        ...gitGlobalConfigForms(
-          args.filter((word) => word.value !== "--config"),
-          make
-        )
-      ]
     default:
-      return optionCommands(args, {}, ["upload-pack", "receive-pack", "exec"], make)
+      return tableForms(subcommand, args, make)
   }
 }
+
+/** The forms of the code options of a subcommand in GitCodeOptions' tables (abbreviations included). */
+const tableForms = (subcommand: string, args: ReadonlyArray<Word>, make: FormMakers): ReadonlyArray<CommandForm> =>
+  // a subcommand without a table (an alias, a newer command): the transport options any of them may pass on
+  gitCodeTable(subcommand) === undefined
+    ? optionCommands(args, {}, ["upload-pack", "receive-pack", "exec"], make)
+    : gitCodeUses(
+        subcommand,
+        args.map((w) => (w.literal ? w.value : null))
+      ).flatMap((use): ReadonlyArray<CommandForm> => {
+        const value = use.attached !== undefined ? literalWord(use.attached) : args[use.at]
+        switch (use.value) {
+          case "unknown":
+          case "configured":
+            return []
+          case "opaque":
+            return [[null]]
+          case "words": {
+            const rest = args.slice(use.at)
+            if (subcommand === "bisect") return make.words(rest)
+            // `submodule foreach` hands its command to a shell in each submodule
+            const command = rest.filter((word) => word.value !== "--recursive" && word.value !== "-q")
+            return command.length > 0 ? make.code(command) : []
+          }
+          default:
+            if (value === undefined || !value.literal) return [[null]]
+            if (use.value === "shell") return code(make, value)
+            if (use.value === "program") return make.words([value])
+            return gitConfigForms(
+              value.value.split("=")[0],
+              value.value.includes("=") ? value.value.slice(value.value.indexOf("=") + 1) : "",
+              make
+            )
+        }
+      })
 
 /** The programs `runnerForms` knows. */
 export const runners: ReadonlySet<string> = new Set([

@@ -5,6 +5,7 @@
  * `--target-directory=DIR`), then symlinks (a dangling link is its target). What cannot be known without running
  * the line (another variable, `~user`, `cd "$x"`) is reported as unresolved, never guessed.
  */
+import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { FileSystem } from "@effect/platform"
 import { Effect } from "effect"
@@ -156,6 +157,10 @@ export const resolve = (
     > = []
     /** Set once the line may have turned on `dotglob` (`shopt -s dotglob`, `GLOBIGNORE=…`): globs then match dot names. */
     let dotglob = false
+    /** Set once the line may have turned on `globstar`: an unquoted `**` then walks whole trees, which is not followed. */
+    let globstar = false
+    /** Trees a link-following reader walks, with what is unknown about them unless they hold no link. */
+    const linkFreeCandidates: Array<readonly [string, Collected["unresolved"][number]]> = []
 
     /** Adds the path(s) one template names, relative to each directory it may be in. */
     const addTemplate: AddTemplate = (template, dirs, access, recursive, follows, tracked = false, extra) => {
@@ -178,6 +183,18 @@ export const resolve = (
             continue
           }
           const text = Expansion.display(expanded.template)
+          if (
+            globstar &&
+            expanded.template.some((piece) => piece._tag === "Text" && !piece.quoted && piece.text.includes("**"))
+          ) {
+            out.unresolved.push({
+              given: text,
+              access,
+              reason: "`**` walks whole trees once globstar is set",
+              ...guess
+            })
+            continue
+          }
           if (!text.startsWith("/") && dir === undefined) {
             out.unresolved.push({ given: text, access, reason: "the directory it is relative to is unknown", ...guess })
             continue
@@ -238,11 +255,15 @@ export const resolve = (
         if (follows !== undefined) {
           const info = yield* Effect.option(fs.stat(first))
           if (info._tag === "None" || info.value.type !== "File") {
-            out.unresolved.push({
+            const unknown = {
               given: raw,
               access: follows.access,
               reason: `${follows.command} follows the symbolic links under it, so what it ${follows.access === "read" ? "reads" : "changes"} there is only known at run time`
-            })
+            }
+            // A tree read through its links that holds no link now reads only itself, unless the line writes first.
+            if (follows.access === "read" && info._tag === "Some" && info.value.type === "Directory") {
+              linkFreeCandidates.push([first, unknown])
+            } else out.unresolved.push(unknown)
           }
         }
       })
@@ -318,13 +339,19 @@ export const resolve = (
         continue
       }
       if (step.words.some((word) => /dotglob|GLOBIGNORE/.test(Expansion.display(word)))) dotglob = true
+      if (step.words.some((word) => /globstar/.test(Expansion.display(word)))) globstar = true
       const commandDirs = commandDirectories(step, dirs)
-      addCommand(step.words, commandDirs, addTemplate, env(commandDirs[0]), step.input)
+      addCommand(step.words, commandDirs, addTemplate, env(commandDirs[0]), step.input, step.backupSuffixAssigned)
       const head = Expansion.plainText(step.words[0] ?? [])
       if (head === "cd" || head === "pushd") dirs = changeDirectory(step.words.slice(1), commandDirs, dirs)
     }
     for (const [absolute, access, recursive, follows, tracked, dots, extra] of pending) {
       yield* addExpanded(absolute, access, recursive, follows, tracked, dots, extra)
+    }
+    const lineWrites = out.paths.some((p) => p.access === "write") || out.unresolved.some((u) => u.access === "write")
+    const budget = { left: maxLinkWalk }
+    for (const [tree, unknown] of linkFreeCandidates) {
+      if (lineWrites || !holdsNoLink(tree, budget)) out.unresolved.push(unknown)
     }
     return {
       ...out,
@@ -363,6 +390,30 @@ export const resolve = (
       })
     }
   })
+
+/** The most entries looked at, over all trees of a line, when checking that a tree holds no symbolic link. */
+const maxLinkWalk = 20_000
+
+/** True when the tree under `root` holds no symbolic link (false when unreadable or too large to tell). */
+const holdsNoLink = (root: string, budget: { left: number }): boolean => {
+  const queue = [root]
+  while (queue.length > 0) {
+    const dir = queue.shift() as string
+    let entries: Array<Fs.Dirent>
+    try {
+      entries = Fs.readdirSync(dir, { withFileTypes: true })
+    } catch {
+      return false
+    }
+    budget.left -= entries.length
+    if (budget.left < 0) return false
+    for (const entry of entries) {
+      if (entry.isSymbolicLink()) return false
+      if (entry.isDirectory()) queue.push(Path.join(dir, entry.name))
+    }
+  }
+  return true
+}
 
 /** `..` applied lexically to glob segments (the glob is matched against the names it leads to). */
 const lexical = (segments: ReadonlyArray<Segment>): ReadonlyArray<Segment> => {
@@ -432,7 +483,8 @@ const addCommand = (
   dirs: ReadonlyArray<Directory>,
   add: AddTemplate,
   env: Expansion.Environment,
-  input?: Extract<PathStep, { _tag: "Command" }>["input"]
+  input?: Extract<PathStep, { _tag: "Command" }>["input"],
+  backupSuffixAssigned?: boolean
 ): void => {
   if (templates.length === 0) return
   // `command cp …` and `builtin cp …` run their operand: the paths are the operand's (`command -v NAME` names none)
@@ -442,7 +494,7 @@ const addCommand = (
     while (head === "command" && Expansion.plainText(templates[at] ?? []) === "-p") at++
     const next = Expansion.plainText(templates[at] ?? [])
     if (next !== "-v" && next !== "-V") {
-      addCommand(templates.slice(at), dirs, add, env)
+      addCommand(templates.slice(at), dirs, add, env, undefined, backupSuffixAssigned)
       return
     }
   }
@@ -508,6 +560,7 @@ const addCommand = (
   }
   for (const o of effect.reads) operand(o, readAccess(o), recursive, walked("read"))
   for (const o of effect.writes) operand(o, "write", false, follows?.access === "write" ? follows : undefined)
+  addBackups(name, words, effect, (template) => add(template, dirs, "write", false), backupSuffixAssigned === true)
   for (const implicit of effect.implicitReads ?? [])
     add([{ _tag: "Text", text: implicit, quoted: true }], dirs, readAccess(), true, walked("read"), tracked(), {
       skips: effect.skips,
@@ -522,6 +575,85 @@ const addCommand = (
     add([{ _tag: "Text", text, quoted: true }], dirs, "read", false, undefined, false, { implicit: true })
   }
   if (!effect.known) addOptionValues(words, dirs, add)
+}
+
+/** Commands that keep a backup of each file they replace (`-b`, `--backup`, `-S SUFFIX`, `--suffix=SUFFIX`). */
+const backupCommands = new Set(["cp", "mv", "ln", "install", "ginstall", "gcp", "gmv", "gln"])
+/** Their short options that take a value (the rest of a cluster, or the next word). */
+const backupValued = new Set(["t", "m", "o", "g"])
+
+/**
+ * The backups `cp -b`, `mv --backup`, `ln -S SUFFIX`, `install -b` make: each replaced file is renamed to its name
+ * plus the suffix (`cp -b -S rc a .bash` turns the old `.bash` into `.bashrc`), so that name is written too: for a
+ * destination file, and for each source's name inside a destination that is a directory. The suffix is `-S`'s
+ * value, or `~`, or whatever `SIMPLE_BACKUP_SUFFIX` holds when the line assigns it (only known at run time).
+ */
+const addBackups = (
+  name: string,
+  words: ReadonlyArray<{ readonly template: Expansion.Template; readonly arg: CommandEffect.ArgWord }>,
+  effect: CommandEffect.CommandEffect,
+  write: (template: Expansion.Template) => void,
+  suffixAssigned: boolean
+): void => {
+  if (!backupCommands.has(name)) return
+  let on = false
+  let suffix: Expansion.Template | undefined
+  for (let i = 1; i < words.length; i++) {
+    const value = words[i].arg.value
+    if (value === "--") break
+    if (value.startsWith("--")) {
+      const eq = value.indexOf("=")
+      const given = value.slice(2, eq === -1 ? undefined : eq)
+      if (given.length >= 2 && "backup".startsWith(given)) on = !/^=(none|off)$/.test(value.slice(eq === -1 ? 0 : eq))
+      else if (given.length >= 2 && "suffix".startsWith(given)) {
+        on = true
+        suffix = eq === -1 ? words[++i]?.template : Expansion.dropPrefix(words[i].template, value.slice(0, eq + 1))
+      } else if (given.length >= 2 && "target-directory".startsWith(given) && eq === -1) i++
+      continue
+    }
+    if (!value.startsWith("-") || value.length < 2) continue
+    for (let j = 1; j < value.length; j++) {
+      const letter = value[j]
+      if (letter === "b") on = true
+      else if (letter === "S") {
+        on = true
+        const rest = value.slice(j + 1)
+        suffix =
+          rest !== ""
+            ? (Expansion.dropPrefix(words[i].template, value.slice(0, j + 1)) ?? [{ _tag: "Opaque", text: rest }])
+            : words[++i]?.template
+        break
+      } else if (backupValued.has(letter)) {
+        if (j === value.length - 1) i++
+        break
+      }
+    }
+  }
+  if (!on) return
+  const tail: Expansion.Template =
+    suffix ??
+    (suffixAssigned ? [{ _tag: "Opaque", text: "$SIMPLE_BACKUP_SUFFIX" }] : [{ _tag: "Text", text: "~", quoted: true }])
+  const template = (o: CommandEffect.PathOperand) => words[o.index]?.template
+  const sources = effect.reads.flatMap((o) => {
+    const text = Expansion.plainText(template(o) ?? [])
+    return text === undefined
+      ? [[{ _tag: "Opaque", text: o.value }] as Expansion.Template]
+      : [
+          [
+            {
+              _tag: "Text",
+              text: text.replace(/\/+$/, "").slice(text.replace(/\/+$/, "").lastIndexOf("/") + 1),
+              quoted: true
+            }
+          ] as Expansion.Template
+        ]
+  })
+  for (const o of effect.writes) {
+    const destination = template(o)
+    if (destination === undefined) continue
+    write([...destination, ...tail])
+    for (const source of sources) write([...destination, { _tag: "Text", text: "/", quoted: true }, ...source, ...tail])
+  }
 }
 
 /**

@@ -205,7 +205,14 @@ const visitCommand = (node: Node, found: Found): void => {
     const readOnly = !unknownAssignment && isReadOnly(argv)
     found.commands.push({ ...toCommand(node, argv, forms, assigned), readOnly })
     if (groups.length === 1) found.argvOf.set(node.id, argv)
-    found.pathSteps.push(...(groups.length === 1 ? stepsOf(node, words, argv, found) : [commandStep(words, argv)]))
+    const steps = groups.length === 1 ? stepsOf(node, words, argv, found) : [commandStep(words, argv)]
+    // `SIMPLE_BACKUP_SUFFIX=… cp -b`: the backup's name is the destination's with a suffix the line chooses
+    const backupSuffix = assigned.includes("SIMPLE_BACKUP_SUFFIX")
+    found.pathSteps.push(
+      ...(backupSuffix
+        ? steps.map((step) => (step._tag === "Command" ? { ...step, backupSuffixAssigned: true } : step))
+        : steps)
+    )
     found.dangers.push(...dangers)
     const test = testCommandDanger(argv)
     if (test !== undefined) {
@@ -247,11 +254,12 @@ const visitNode = (node: Node, found: Found): boolean => {
     case "declaration_command":
     case "unset_command": {
       const argv = wordsOf(flattenWords(node))
-      found.commands.push(toCommand(node, argv, commandForms(argv, found.code)))
+      const readOnly = isReadOnly(argv) && found.exported.every(PermissionRule.isHarmlessAssignment)
+      found.commands.push({ ...toCommand(node, argv, commandForms(argv, found.code)), readOnly })
       const opaque = builtinOpacity(argv)
       if (opaque !== undefined) found.opaque.push(opaque)
       found.pathSteps.push(commandStep(argv, argv))
-      if (!isReadOnly(argv)) found.readOnly = false
+      if (!readOnly) found.readOnly = false
       break
     }
     case "variable_assignment": {
@@ -262,8 +270,12 @@ const visitNode = (node: Node, found: Found): boolean => {
       if (hidden !== undefined) found.opaque.push(hidden)
       // `PATH=/tmp/x; ls`: a variable already exported (PATH, GIT_*, …) reaches every later command, so it counts as
       // assigned for them (allow rules then miss them); lower-case shell locals are left out.
-      const inline = node.parent?.type === "command" || node.parent?.type === "declaration_command"
-      if (!inline && (ReadOnlyCommands.isRiskyAssignment(name) || !/[a-z]/.test(name))) found.exported.push(name)
+      // `export NAME=value` gives the variable to every later command, whatever its case.
+      const exports = node.parent?.type === "declaration_command" && node.parent.firstChild?.text === "export"
+      const inline = node.parent?.type === "command" || (node.parent?.type === "declaration_command" && !exports)
+      if (exports || (!inline && (ReadOnlyCommands.isRiskyAssignment(name) || !/[a-z]/.test(name)))) {
+        found.exported.push(name)
+      }
       found.assigned.add(name)
       break
     }
@@ -347,6 +359,26 @@ const checkUnseen = (node: Node, inExpansion: boolean, found: Found): void => {
 }
 
 /**
+ * Characters tree-sitter-bash reads as a blank between tokens (its `\s`, and `\` before some of them) where bash,
+ * whose only blanks are space and tab, reads part of a word: `echo a\r# ; rm x` is a comment to the parser and runs
+ * `rm x` in bash. CR (so `\r\n` line ends), VT, FF, NEL, no-break and the other Unicode spaces, and a backslash
+ * before any of them or before CR-LF.
+ */
+const foreignBlank = /[\v\f\r\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]/
+
+/** Nodes whose text between children is their content (quoted text, a here-document's body), not a blank. */
+const contentBetween = new Set(["string", "translated_string", "heredoc_body"])
+
+/** Pushes a danger when the text between a node's children, read by the parser as blank, is not blank to bash. */
+const checkBlanks = (node: Node, found: Found): void => {
+  if (node.childCount === 0 || contentBetween.has(node.type)) return
+  if (foreignBlank.test(ownText(node, found.source))) {
+    found.dangers.push("a character the parser reads as a blank and bash as part of a word")
+    found.opaque.push("a character the parser reads as a blank and bash as part of a word")
+  }
+}
+
+/**
  * Visits every node in source order, with an explicit stack: a line of 10,000 `&&` nests as deep as that, and is
  * analyzed like any other line.
  */
@@ -358,6 +390,7 @@ const visit = (root: Node, found: Found): void => {
     if (depth > maxNesting) throw new TooDeep("nested too deeply")
     const inExpansion = outerExpansion || node.type === "expansion"
     checkUnseen(node, inExpansion, found)
+    checkBlanks(node, found)
     if (!visitNode(node, found)) continue
     const children = childrenOf(node)
     for (let i = children.length - 1; i >= 0; i--) stack.push([children[i], depth, inExpansion])

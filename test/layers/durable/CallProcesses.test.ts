@@ -1,7 +1,10 @@
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { PgClient } from "@effect/sql-pg"
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Layer, Option, Redacted, Scope } from "effect"
+import { Cause, Deferred, Effect, Exit, Fiber, Layer, Option, Redacted, Scope } from "effect"
 import * as CallProcesses from "../../../src/layers/durable/CallProcesses.js"
 import * as DurableStore from "../../../src/layers/durable/DurableStore.js"
 import * as SessionLease from "../../../src/layers/durable/SessionLease.js"
@@ -101,6 +104,133 @@ describe("CallProcesses: a call's start mark is fenced by the session's lease (P
         Effect.flip
       )
       expect(refused.message).toBe(`session s1 is being run by pid ${process.pid}`)
+    })
+  )
+})
+
+/**
+ * A call of session s1 whose start is being recorded when it is interrupted: the real recorder's `started` runs,
+ * then the record waits at a latch; the fiber is interrupted there and only then let go. The interrupt is told to
+ * the fiber before the latch opens (its messages are taken in order), so no timing decides the outcome. The call's
+ * command would leave a file behind, were its gate to open.
+ */
+const interruptedAtStart = (options: { readonly before?: (fence: SessionLease.LeaseFence) => Effect.Effect<void> }) =>
+  Effect.gen(function* () {
+    const real = yield* CallProcesses.recorder("s1")
+    const recorded = yield* Deferred.make<SpawnRecord.Spawned>()
+    const latch = yield* Deferred.make<void>()
+    const latched: SpawnRecord.Recorder = {
+      ...real,
+      started: (spawned) =>
+        real
+          .started(spawned)
+          .pipe(Effect.zipRight(Deferred.succeed(recorded, spawned)), Effect.zipRight(Deferred.await(latch)))
+    }
+    const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-withdraw-"))
+    const ran = Path.join(dir, "ran")
+    const call = ProcessGroup.spawn({
+      file: "/bin/sh",
+      args: ["-c", `echo ran > ${ran}`],
+      cwd: dir,
+      stdio: ["ignore", "pipe", "pipe"]
+    }).pipe(
+      Effect.flatMap((handle) => handle.exited),
+      Effect.scoped,
+      SpawnRecord.forCall("toolu_a"),
+      SpawnRecord.recording(latched)
+    )
+    const fiber = yield* Effect.fork(call)
+    const spawned = yield* Deferred.await(recorded)
+    // the start is recorded: the mark is there while the record is not done
+    expect(yield* CallProcesses.callStarted("s1", "toolu_a")).toBe(true)
+    if (options.before !== undefined) {
+      const lease = yield* SessionLease.SessionLease
+      yield* options.before(Option.getOrThrow(lease.fence))
+    }
+    yield* Fiber.interruptFork(fiber)
+    yield* Deferred.succeed(latch, undefined)
+    const exit = yield* Fiber.await(fiber)
+    return { exit, spawned, ran }
+  })
+
+/** The session lease and process layers over a fresh database. */
+const leased = (url: string) =>
+  Layer.mergeAll(SessionLease.layer, ProcessGroup.layer).pipe(
+    Layer.provideMerge(DurableStore.sqlLayer({ _tag: "Postgres", url }))
+  )
+
+describe("CallProcesses: a call interrupted while its start is recorded never starts", () => {
+  it.scoped(
+    "its gate stays shut and its group row and start mark are taken back, so the next holder of the session runs it",
+    () =>
+      Effect.gen(function* () {
+        const url = yield* Postgres.freshDatabase("armature_call_withdraw")
+        const { exit, spawned, ran } = yield* Effect.gen(function* () {
+          const lease = yield* SessionLease.SessionLease
+          yield* lease.take("s1")
+          return yield* interruptedAtStart({})
+        }).pipe(Effect.scoped, Effect.provide(leased(url)))
+        expect(Exit.isInterrupted(exit)).toBe(true)
+        yield* Effect.gen(function* () {
+          // the next holder of the session finds no mark (DurableSession: the call never started: run it) and no row
+          const lease = yield* SessionLease.SessionLease
+          yield* lease.take("s1")
+          expect(yield* CallProcesses.callStarted("s1", "toolu_a")).toBe(false)
+          expect(yield* recorded(spawned.tag)).toBe(false)
+        }).pipe(Effect.scoped, Effect.provide(leased(url)))
+        expect(Fs.existsSync(ran)).toBe(false)
+      })
+  )
+
+  it.scoped("a mark put in by an earlier group of the same call stays: that group may have run", () =>
+    Effect.gen(function* () {
+      const url = yield* Postgres.freshDatabase("armature_call_withdraw_kept")
+      const { exit } = yield* Effect.gen(function* () {
+        const lease = yield* SessionLease.SessionLease
+        yield* lease.take("s1")
+        const earlier = yield* CallProcesses.recorder("s1")
+        yield* earlier.started(spawned("toolu_a"))
+        return yield* interruptedAtStart({})
+      }).pipe(Effect.scoped, Effect.provide(leased(url)))
+      expect(Exit.isInterrupted(exit)).toBe(true)
+      expect(yield* CallProcesses.callStarted("s1", "toolu_a").pipe(Effect.provide(leased(url)), Effect.orDie)).toBe(
+        true
+      )
+    })
+  )
+
+  it.scoped(
+    "once the session's lease is gone from here, the mark stays (the call counts as one that may have run)",
+    () =>
+      Effect.gen(function* () {
+        const url = yield* Postgres.freshDatabase("armature_call_withdraw_fenced")
+        const { exit } = yield* Effect.gen(function* () {
+          const lease = yield* SessionLease.SessionLease
+          yield* lease.take("s1")
+          return yield* interruptedAtStart({ before: (fence) => terminate(url, fence.backendPid) })
+        }).pipe(Effect.scoped, Effect.provide(leased(url)))
+        expect(Exit.isInterrupted(exit)).toBe(true)
+        expect(yield* CallProcesses.callStarted("s1", "toolu_a").pipe(Effect.provide(leased(url)), Effect.orDie)).toBe(
+          true
+        )
+      })
+  )
+})
+
+describe("CallProcesses: the same in a session's SQLite file (no lease fence)", () => {
+  it.scoped("a call interrupted while its start is recorded leaves no mark and no row", () =>
+    Effect.gen(function* () {
+      const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "armature-withdraw-sqlite-"))
+      const store = DurableStore.sqlLayer({ _tag: "Sqlite", file: Path.join(dir, "s.db") })
+      const { exit, spawned, ran } = yield* interruptedAtStart({}).pipe(
+        Effect.provide(Layer.mergeAll(SessionLease.layer, ProcessGroup.layer).pipe(Layer.provideMerge(store)))
+      )
+      expect(Exit.isInterrupted(exit)).toBe(true)
+      yield* Effect.gen(function* () {
+        expect(yield* CallProcesses.callStarted("s1", "toolu_a")).toBe(false)
+        expect(yield* recorded(spawned.tag)).toBe(false)
+      }).pipe(Effect.provide(store), Effect.orDie)
+      expect(Fs.existsSync(ran)).toBe(false)
     })
   )
 })

@@ -402,7 +402,10 @@ describe("hiddenCode over command forms", () => {
     [["awk", "-f", "prog.awk", "f"], undefined],
     [["awk", 'BEGIN{system("x")}'], "`awk program` runs awk code that uses `system(`"],
     [["sed", "s/a/b/", "f"], undefined],
-    [["sed", "-n", "1e ls"], "`sed` with a script that may run commands (the `e` command or the `s///e` flag)"],
+    [
+      ["sed", "-n", "1e ls"],
+      "`sed` with a script that may run commands or read or write files (`e`, `r`, `R`, `w`, `W`, `s///e`, `s///w`)"
+    ],
     [["sed", "--sandbox", "1e ls"], undefined],
     [["vim", "+!rm x"], "`vim +` runs Vim code given on the command line"],
     [["less", "+!rm x", "f"], "`less` runs a command given in `+!rm x`"],

@@ -2,7 +2,8 @@
  * `awk 'PROGRAM' FILE…` as a read-only command when the program only transforms text. An awk program can run
  * commands (`system()`, `print | "cmd"`, `"cmd" | getline`), write files (`print > "f"`), read files no word names
  * (`getline < "f"`) and, in gawk, load code (`@load`, `@include`, indirect calls `@f()`): a program holding any of
- * `system`, `getline`, `close`, `fflush`, a pipe `|`, `@`, or a `>` after `print`/`printf` is not understood (a
+ * `system`, `getline`, `close`, `fflush`, a pipe `|`, `@`, `ARGV`/`ARGC` (assigning them changes which files are
+ * read: `BEGIN{ARGV[1]="secret"}`), or a `>` after `print`/`printf` is not understood (a
  * comparison such as `$3 > 1` or `NR <= 3` is plain text handling). Only `-F SEP`, `-v NAME=VALUE` and `--` are accepted: `-f FILE`, `-e`, `-i`, `-l`
  * and gawk's long options read program text from elsewhere. Operands are files read, except `NAME=VALUE`
  * assignments.
@@ -43,7 +44,8 @@ const printRedirect = (program: string): boolean => {
  * `NR<=3`, `length > 10` or `$1 == "a" || $2 == "b"` are plain text handling.
  */
 export const programProblem = (program: string): string | undefined => {
-  const found = /\bsystem\b|\bgetline\b|\bclose\b|\bfflush\b|(?<!\|)\|(?!\|)|@|\bENVIRON\b|\bPROCINFO\b/.exec(program)
+  const found =
+    /\bsystem\b|\bgetline\b|\bclose\b|\bfflush\b|(?<!\|)\|(?!\|)|@|\bENVIRON\b|\bPROCINFO\b|\bARG[VC]\b/.exec(program)
   if (found !== null) return `the awk program uses \`${found[0]}\``
   return printRedirect(program) ? "the awk program sends `print` output to a file or command (`>`)" : undefined
 }

@@ -65,6 +65,7 @@ const storedContent = new Set([
   "stash",
   "diff-tree",
   "blame",
+  "annotate",
   "grep",
   "cat-file",
   "format-patch"
@@ -72,7 +73,8 @@ const storedContent = new Set([
 
 /** Interprets a subcommand's words with its table, or with the listing rules of `branch`, `tag`, `remote` … */
 const interpretSubcommand = (name: string, args: ReadonlyArray<ArgWord>) => {
-  const table = subcommands[name]
+  // `git annotate` is `git blame` with another output layout and the same options.
+  const table = subcommands[name === "annotate" ? "blame" : name]
   if (table !== undefined) return TableInterpreter.interpret(table, args)
   return gitListing(name, args) ?? TableInterpreter.notKnown(`git ${name} is not a read-only git command`)
 }

@@ -99,6 +99,24 @@ const remoteGetUrl: CommandTable = {
   operands: { leading: ["text"], rest: "none" }
 }
 
+/**
+ * `git remote show -n NAME…`: what the configuration says of the remotes, without contacting them (without `-n`
+ * it asks the remote over the network, which no read-only command does here).
+ */
+const remoteShowOffline: CommandTable = {
+  names: true,
+  options: ["-n", ...helpOptions],
+  operands: { rest: "text" },
+  check: (view) => (view.has("-n") ? undefined : "git remote show contacts the remote unless given -n")
+}
+
+/** `git submodule` / `git submodule status`: the recorded commit of each submodule, by path. */
+const submoduleStatus: CommandTable = {
+  names: true,
+  options: ["--cached", "--recursive", "-q, --quiet", ...helpOptions],
+  operands: { rest: "read" }
+}
+
 const readingActions = ["--get", "--get-all", "--get-regexp", "--get-urlmatch", "-l", "--get-color", "--get-colorbool"]
 
 const configLocation = [
@@ -270,7 +288,11 @@ export const gitListing = (name: string, args: ReadonlyArray<ArgWord>): CommandE
     case "tag":
       return TableInterpreter.interpret(tag, args)
     case "remote":
-      return bySubcommand(args, { "get-url": remoteGetUrl }, remote)
+      return bySubcommand(args, { "get-url": remoteGetUrl, show: remoteShowOffline }, remote)
+    case "submodule":
+      return args.length === 0
+        ? TableInterpreter.interpret(submoduleStatus, args)
+        : bySubcommand(args, { status: submoduleStatus })
     case "var": {
       // git's logical variables (identity, editor, pager); `-l` also prints every configuration variable, as
       // `git config -l` does (credential helpers, aliases): a read of git's configuration files.

@@ -159,7 +159,29 @@ export const subcommands: Readonly<Record<string, CommandTable>> = {
   },
   "diff-tree": {
     refused: refusedDiffOptions,
-    options: [...diffOptions, "-r", "-t", "--root", "--stdin", "-m", "-c", "--cc", ...helpOptions],
+    options: [
+      ...diffOptions,
+      "-r",
+      "-t",
+      "--root",
+      "--stdin",
+      "-m",
+      "-c",
+      "--cc",
+      "--no-commit-id",
+      "-s",
+      "-v",
+      "--always",
+      ...helpOptions
+    ],
+    operands: revisionsAndPaths,
+    implicitRead: (view) => printsContent(view),
+    names: (view) => !printsContent(view)
+  },
+  // `git diff-index TREE [PATH…]`: the tree against the index and the working tree (with -p, their contents).
+  "diff-index": {
+    refused: refusedDiffOptions,
+    options: [...diffOptions, "--cached", "--merge-base", "-m", ...helpOptions],
     operands: revisionsAndPaths,
     implicitRead: (view) => printsContent(view),
     names: (view) => !printsContent(view)
