@@ -55,7 +55,7 @@ const formsOf = (words: ReadonlyArray<Word>, context: Context): ReadonlyArray<Co
   const name = basename(head)
   const out: Array<CommandForm> = [base]
   if (name !== head) out.push([name, ...base.slice(1)])
-  if (name === "npm" || name === "pnpm") {
+  if (name === "npm" || name === "pnpm" || name === "yarn" || name === "bun") {
     out.push(...packageManagerForms(name, words.slice(1), context))
     return out
   }
@@ -90,15 +90,16 @@ const afterLeadingOptions = (name: string, args: ReadonlyArray<FormWord>): Reado
 const maxSubcommandStarts = 4
 
 /**
- * `npm` and `pnpm` as they read their subcommand: each word that may be it (the first word, or after leading options
- * each later word that is not an option) gives the form `NAME COMMAND …` with the command it runs (`npm pub` is
- * `npm publish`, `npm i` is `npm install`, `pnpm rm` is `pnpm remove`; NpmCommands.ts), and the commands it starts:
- * `npm exec`/`npm x`/`npm exe`, `pnpm exec`/`pnpm dlx` run their operands, `npm explore PKG -- CMD` runs CMD in a
- * shell, pnpm runs a word that is none of its commands as a program (`pnpm curl …`), and `--shell`/`--script-shell`
- * name the shell npm runs scripts with. A subcommand known only at run time may be any of these.
+ * The package managers as they read their subcommand: each word that may be it (the first word, or after leading
+ * options each later word that is not an option) gives the form `NAME COMMAND …` with the command it runs (`npm pub`
+ * is `npm publish`, `npm i` is `npm install`, `pnpm rm` is `pnpm remove`; NpmCommands.ts; yarn and bun as written),
+ * and the commands it starts: `npm exec`/`npm x`/`npm exe`, `pnpm exec`/`pnpm dlx`, `yarn exec`/`yarn dlx` and
+ * `bun x` run their operands, `npm explore PKG -- CMD` runs CMD in a shell, pnpm runs a word that is none of its
+ * commands as a program (`pnpm curl …`), and `--shell`/`--script-shell` name the shell npm runs scripts with. A
+ * subcommand known only at run time may be any of these.
  */
 const packageManagerForms = (
-  name: "npm" | "pnpm",
+  name: "npm" | "pnpm" | "yarn" | "bun",
   args: ReadonlyArray<Word>,
   context: Context
 ): ReadonlyArray<CommandForm> => {
@@ -115,12 +116,18 @@ const packageManagerForms = (
       out.push([name, null], ...suffixForms(args, at + 1, context))
       break
     }
-    const command = name === "npm" ? NpmCommands.canonical(word.value) : NpmCommands.pnpmCanonical(word.value)
+    const command =
+      name === "npm"
+        ? NpmCommands.canonical(word.value)
+        : name === "pnpm"
+          ? NpmCommands.pnpmCanonical(word.value)
+          : word.value
     if (at > 0 || (command !== undefined && command !== word.value)) {
       out.push([name, command ?? word.value, ...rest.map(formWord)])
     }
-    if (command === "exec" || command === "dlx") out.push(...runnerForms("npx", rest, makers(context)))
-    else if (name === "npm" && command === "explore") out.push(...exploreForms(rest, context))
+    if (command === "exec" || command === "dlx" || (command === "x" && name !== "pnpm")) {
+      out.push(...runnerForms("npx", rest, makers(context)))
+    } else if (name === "npm" && command === "explore") out.push(...exploreForms(rest, context))
     else if (name === "pnpm" && command === undefined) out.push(...formsOf(args.slice(at), context))
   }
   if (name === "npm") out.push(...npmShellForms(args, context))

@@ -51,7 +51,10 @@ const startsRm = FastCheck.oneof(
       "npm explore pkg",
       "pnpm exec",
       "pnpm dlx",
-      "pnpm --silent dlx"
+      "pnpm --silent dlx",
+      "yarn exec",
+      "yarn --silent dlx",
+      "bun x"
     ),
     FastCheck.constantFrom("rm", "/bin/rm", "/usr/bin/rm")
   ),
